@@ -1,0 +1,184 @@
+"""Input validation shared by every estimator.
+
+Points go through scikit-learn's own ``validate_data`` so that
+``n_features_in_``, ``feature_names_in_`` and the error messages are the ones
+scikit-learn users know.  Pairs (weak supervision) and initial matrices have
+their own checks here, written once and used by every learner.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.utils import check_array
+from sklearn.utils.validation import validate_data
+
+__all__ = [
+    "validate_points",
+    "validate_pairs",
+    "validate_pair_labels",
+    "check_square_matrix",
+    "check_pd_matrix",
+]
+
+
+def validate_points(estimator, X, y=None, *, reset=True, **kwargs):
+    """Validate a data matrix (and labels) through scikit-learn's machinery.
+
+    Rejects NaN / inf, complex numbers, strings and arrays that are not 2-D,
+    with scikit-learn's messages.  Returns float64 (or float32) arrays.
+    """
+    kwargs.setdefault("dtype", [np.float64, np.float32])
+    if y is None:
+        return validate_data(estimator, X, reset=reset, **kwargs)
+    return validate_data(estimator, X, y, reset=reset, **kwargs)
+
+
+def _resolve_preprocessor(preprocessor):
+    """Return a callable mapping an index array to points, or None."""
+    if preprocessor is None:
+        return None
+    if callable(preprocessor):
+        return preprocessor
+    data = check_array(preprocessor, dtype=np.float64, input_name="preprocessor")
+
+    def lookup(indices):
+        return data[indices]
+
+    lookup.n_samples = data.shape[0]
+    return lookup
+
+
+def validate_pairs(pairs, preprocessor=None, *, n_features=None, name="pairs"):
+    """Validate pairs of points and return a float array (n_pairs, 2, n_features).
+
+    Parameters
+    ----------
+    pairs : array-like of shape (n_pairs, 2, n_features) or (n_pairs, 2)
+        Either the points themselves, or indices into the data given by
+        ``preprocessor``.
+    preprocessor : array-like of shape (n_samples, n_features), callable or None
+        If an array, ``pairs`` of shape (n_pairs, 2) are row indices into it.
+        If a callable, it is called with a 1-D integer array of indices and
+        must return the corresponding points as a 2-D array.
+    n_features : int or None
+        Expected number of features (the fitted ``n_features_in_``).
+    """
+    arr = np.asarray(pairs)
+    if arr.dtype.kind in "OUS":
+        raise TypeError(
+            f"{name} must be numeric, got an array of dtype {arr.dtype}."
+        )
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} must be real, got complex values.")
+    fn = _resolve_preprocessor(preprocessor)
+    if arr.ndim == 2 and fn is not None:
+        if arr.shape[1] != 2:
+            raise ValueError(
+                f"{name} given as indices must have shape (n_pairs, 2), "
+                f"got {arr.shape}."
+            )
+        if arr.dtype.kind not in "iu" and not (
+            arr.dtype.kind == "f" and np.all(np.isfinite(arr))
+            and np.all(arr == np.round(arr))
+        ):
+            raise TypeError(f"{name} given as indices must hold integers.")
+        idx = arr.astype(np.intp)
+        n_samples = getattr(fn, "n_samples", None)
+        if idx.size and (
+            idx.min() < 0 or (n_samples is not None and idx.max() >= n_samples)
+        ):
+            raise ValueError(
+                f"{name} holds indices out of range [0, {n_samples}) of the "
+                "preprocessor data."
+            )
+        points = np.asarray(fn(idx.ravel()), dtype=np.float64)
+        if points.ndim != 2 or points.shape[0] != idx.size:
+            raise ValueError(
+                "preprocessor must return a 2-D array with one row per index, "
+                f"got shape {points.shape} for {idx.size} indices."
+            )
+        arr = points.reshape(idx.shape[0], 2, points.shape[1])
+    elif arr.ndim == 2:
+        raise ValueError(
+            f"{name} of shape {arr.shape} look like index pairs, but no "
+            "preprocessor was given; pass pairs of points of shape "
+            "(n_pairs, 2, n_features) or set preprocessor=X."
+        )
+    elif arr.ndim != 3 or arr.shape[1] != 2:
+        raise ValueError(
+            f"{name} must have shape (n_pairs, 2, n_features), or (n_pairs, 2) "
+            f"with a preprocessor; got shape {arr.shape}."
+        )
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty: at least one pair is required.")
+    if arr.shape[2] == 0:
+        raise ValueError(f"{name} has 0 features.")
+    arr = np.asarray(arr, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    if n_features is not None and arr.shape[2] != n_features:
+        raise ValueError(
+            f"{name} have {arr.shape[2]} features, but the estimator was "
+            f"fitted with {n_features} features."
+        )
+    return arr
+
+
+def validate_pair_labels(y, n_pairs):
+    """Validate pair labels: a 1-D array of {-1, +1} of length n_pairs."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        y = y.ravel() if y.ndim == 2 and 1 in y.shape else y
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D pair labels, got shape {y.shape}.")
+    if y.shape[0] != n_pairs:
+        raise ValueError(
+            f"pairs and y have inconsistent lengths: {n_pairs} pairs, "
+            f"{y.shape[0]} labels."
+        )
+    if y.dtype.kind not in "iufb":
+        raise TypeError(f"y must hold the numbers -1 and +1, got dtype {y.dtype}.")
+    bad = ~np.isin(y, (-1, 1))
+    if np.any(bad):
+        raise ValueError(
+            "Pair labels y must be -1 (dissimilar) or +1 (similar); got "
+            f"{np.unique(y[bad])[:5].tolist()}."
+        )
+    return y.astype(np.int64)
+
+
+def check_square_matrix(M, name, size=None):
+    """Validate a finite real square matrix (optionally of a given size)."""
+    M = check_array(M, dtype=np.float64, input_name=name)
+    if M.shape[0] != M.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {M.shape}.")
+    if size is not None and M.shape[0] != size:
+        raise ValueError(
+            f"{name} must have shape ({size}, {size}), got {M.shape}."
+        )
+    return M
+
+
+def check_pd_matrix(M, name, size=None, *, tol=1e-10):
+    """Validate a symmetric positive definite matrix and return it symmetrised."""
+    M = check_square_matrix(M, name, size)
+    scale = max(np.abs(M).max(), np.finfo(float).tiny)
+    if not np.allclose(M, M.T, rtol=1e-8, atol=1e-10 * scale):
+        raise ValueError(f"{name} must be symmetric.")
+    M = (M + M.T) / 2
+    w = np.linalg.eigvalsh(M)
+    if w[0] <= tol * max(w[-1], 0.0) or w[0] <= 0:
+        raise ValueError(
+            f"{name} must be positive definite; its smallest eigenvalue is "
+            f"{w[0]:.3g}."
+        )
+    return M
+
+
+def check_int(value, name, minimum):
+    """Check an integer parameter (used where _parameter_constraints cannot)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}.")
+    return int(value)

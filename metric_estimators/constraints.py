@@ -1,0 +1,212 @@
+"""Reproducible weak supervision drawn from class labels.
+
+Pairs are drawn uniformly *without replacement* from the set of all
+same-class (positive) or different-class (negative) pairs, by drawing distinct
+integers from an enumeration of those pairs and decoding them; no rejection
+loop, no O(n^2) memory, and the same ``random_state`` always gives the same
+pairs.
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.neighbors import NearestNeighbors
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+
+__all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets", "Constraints"]
+
+
+def _decode_combination(k, m):
+    """Map ``k`` in ``[0, m (m - 1) / 2)`` to the pair ``(i, j)``, ``i < j``.
+
+    Pairs are enumerated row by row: (0, 1), (0, 2), ..., (0, m-1), (1, 2), ...
+    """
+    k = np.asarray(k, dtype=np.float64)
+    i = m - 2 - np.floor(np.sqrt(-8.0 * k + 4.0 * m * (m - 1) - 7.0) / 2.0 - 0.5)
+    i = i.astype(np.int64)
+    # Guard against round-off at row boundaries.
+    row_start = i * (2 * m - i - 1) // 2
+    k = k.astype(np.int64)
+    too_far = row_start > k
+    while np.any(too_far):
+        i[too_far] -= 1
+        row_start = i * (2 * m - i - 1) // 2
+        too_far = row_start > k
+    next_start = (i + 1) * (2 * m - i - 2) // 2
+    too_near = next_start <= k
+    while np.any(too_near):
+        i[too_near] += 1
+        row_start = i * (2 * m - i - 1) // 2
+        next_start = (i + 1) * (2 * m - i - 2) // 2
+        too_near = next_start <= k
+    j = k - row_start + i + 1
+    return i, j
+
+
+def _sample_distinct(rng, total, size):
+    if size >= total:
+        return np.arange(total, dtype=np.int64)
+    return np.sort(rng.choice(total, size=size, replace=False)).astype(np.int64)
+
+
+def _members(y):
+    classes, y_idx = np.unique(y, return_inverse=True)
+    order = np.argsort(y_idx, kind="stable")
+    counts = np.bincount(y_idx, minlength=classes.size)
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    return order, counts, starts
+
+
+def _positive(rng, y, n):
+    order, counts, starts = _members(y)
+    per_class = counts * (counts - 1) // 2
+    offsets = np.concatenate(([0], np.cumsum(per_class)))
+    total = int(offsets[-1])
+    if total == 0:
+        raise ValueError(
+            "No positive pairs can be drawn: every class has a single sample."
+        )
+    ks = _sample_distinct(rng, total, n)
+    cls = np.searchsorted(offsets, ks, side="right") - 1
+    a = np.empty(ks.size, dtype=np.int64)
+    b = np.empty(ks.size, dtype=np.int64)
+    for c in np.unique(cls):
+        sel = cls == c
+        i, j = _decode_combination(ks[sel] - offsets[c], int(counts[c]))
+        a[sel] = order[starts[c] + i]
+        b[sel] = order[starts[c] + j]
+    return a, b, total
+
+
+def _negative(rng, y, n):
+    order, counts, starts = _members(y)
+    n_classes = counts.size
+    if n_classes < 2:
+        raise ValueError("No negative pairs can be drawn: y has a single class.")
+    ca, cb = np.triu_indices(n_classes, k=1)
+    per_pair = counts[ca] * counts[cb]
+    offsets = np.concatenate(([0], np.cumsum(per_pair)))
+    total = int(offsets[-1])
+    ks = _sample_distinct(rng, total, n)
+    which = np.searchsorted(offsets, ks, side="right") - 1
+    r = ks - offsets[which]
+    nb = counts[cb[which]]
+    a = order[starts[ca[which]] + r // nb]
+    b = order[starts[cb[which]] + r % nb]
+    return a, b, total
+
+
+def positive_negative_pairs(y, n_constraints, *, same_length=False, random_state=None):
+    """Draw ``n_constraints`` positive and ``n_constraints`` negative pairs.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels.
+    n_constraints : int
+        Number of pairs of each kind.  If fewer distinct pairs of a kind exist,
+        all of them are returned and a ``UserWarning`` says so.
+    same_length : bool, default=False
+        Truncate both kinds to the shorter one.
+    random_state : int, RandomState instance or None
+
+    Returns
+    -------
+    a, b, c, d : ndarrays of int
+        ``(a[i], b[i])`` are same-class pairs, ``(c[i], d[i])`` different-class
+        pairs, as indices into ``y``.  Pairs within each kind are distinct.
+    """
+    y = np.asarray(y)
+    check_classification_targets(y)
+    if n_constraints < 1:
+        raise ValueError(f"n_constraints must be >= 1, got {n_constraints}.")
+    rng = check_random_state(random_state)
+    a, b, n_pos = _positive(rng, y, n_constraints)
+    c, d, n_neg = _negative(rng, y, n_constraints)
+    for kind, total in (("positive", n_pos), ("negative", n_neg)):
+        if total < n_constraints:
+            warnings.warn(
+                f"Only {total} distinct {kind} pairs exist; n_constraints="
+                f"{n_constraints} was requested, using all {total}.",
+                UserWarning,
+            )
+    if same_length:
+        m = min(a.size, c.size)
+        a, b, c, d = a[:m], b[:m], c[:m], d[:m]
+    return a, b, c, d
+
+
+def pairs_from_labels(y, n_constraints, *, random_state=None):
+    """Index pairs (n_pairs, 2) and labels in {-1, +1} drawn from class labels.
+
+    Positive pairs come first, then negative pairs.
+    """
+    a, b, c, d = positive_negative_pairs(y, n_constraints, random_state=random_state)
+    pairs = np.concatenate(
+        (np.column_stack((a, b)), np.column_stack((c, d)))
+    ).astype(np.intp)
+    labels = np.concatenate((np.ones(a.size, np.int64), -np.ones(c.size, np.int64)))
+    return pairs, labels
+
+
+def knn_triplets(X, y, k_genuine=3, k_impostor=10):
+    """Triplets ``(i, j, l)``: j among i's k_genuine nearest same-class points,
+    l among i's k_impostor nearest other-class points (Euclidean).
+
+    Deterministic (ties broken by scikit-learn's neighbour search order).
+
+    Returns
+    -------
+    triplets : ndarray of shape (n_triplets, 3), int
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    check_classification_targets(y)
+    classes, y_idx = np.unique(y, return_inverse=True)
+    out = []
+    for c in range(classes.size):
+        same = np.flatnonzero(y_idx == c)
+        diff = np.flatnonzero(y_idx != c)
+        kg = min(k_genuine, same.size - 1)
+        ki = min(k_impostor, diff.size)
+        if kg < 1 or ki < 1:
+            continue
+        nn = NearestNeighbors(n_neighbors=kg + 1).fit(X[same])
+        gen = nn.kneighbors(X[same], return_distance=False)
+        # drop the point itself (it may not come first with duplicates)
+        gen = np.array(
+            [[g for g in row if g != r][:kg] for r, row in enumerate(gen)]
+        )
+        imp = NearestNeighbors(n_neighbors=ki).fit(X[diff]).kneighbors(
+            X[same], return_distance=False
+        )
+        i = np.repeat(same, kg * ki)
+        j = np.repeat(same[gen], ki, axis=1).ravel()
+        l_ = np.tile(diff[imp], (1, kg)).ravel()
+        out.append(np.column_stack((i, j, l_)))
+    if not out:
+        raise ValueError("No triplets can be formed from these labels.")
+    return np.concatenate(out)
+
+
+class Constraints:
+    """Weak supervision from labels, in the style of metric-learn's class.
+
+    Parameters
+    ----------
+    partial_labels : array-like of shape (n_samples,)
+        Class labels.
+    """
+
+    def __init__(self, partial_labels):
+        self.partial_labels = np.asarray(partial_labels)
+
+    def positive_negative_pairs(self, n_constraints, same_length=False, random_state=None):
+        return positive_negative_pairs(
+            self.partial_labels, n_constraints, same_length=same_length,
+            random_state=random_state,
+        )
+
+    def generate_knntriplets(self, X, k_genuine, k_impostor):
+        return knn_triplets(X, self.partial_labels, k_genuine, k_impostor)
