@@ -29,6 +29,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 RUNNER_DIR = BENCH_DIR / "peers"
 RESULTS_DIR = BENCH_DIR / "results"
 PROJECT_IMPLS = ("ours", "euclidean")  # run in the project's interpreter
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "NUMBA_NUM_THREADS")
 OOM_MARKERS = ("MemoryError", "bad_alloc", "Unable to allocate", "Cannot allocate memory")
 
 
@@ -80,14 +82,23 @@ def _classify(error: str, stderr: str) -> str:
     return error
 
 
+def thread_env(threads: int | None) -> dict:
+    """The child environment; with ``threads`` every thread pool is capped."""
+    env = dict(os.environ)
+    if threads:
+        env.update({var: str(threads) for var in THREAD_VARS})
+    return env
+
+
 def run_job(impl: str, job: dict, timeout: float, mem_limit_gb: float,
-            project_python: str = sys.executable) -> dict:
+            project_python: str = sys.executable, threads: int | None = None) -> dict:
     """Run one job in a subprocess and return its result row.
 
     The child runs in its own process group, which is killed as a whole on
     timeout. The row always has ``impl``, ``algo``, ``dataset``, ``wall_time``
     and ``loadavg_start``/``loadavg_end`` (``os.getloadavg()``), and has
     ``error`` when anything went wrong ("timeout", "out of memory", ...).
+    ``threads`` caps the BLAS/OpenMP/numba pools (None: library defaults).
     """
     row = {"impl": impl, "algo": job["algo"], "dataset": job["dataset"]}
     try:
@@ -98,7 +109,7 @@ def run_job(impl: str, job: dict, timeout: float, mem_limit_gb: float,
     row["loadavg_start"] = [round(x, 2) for x in os.getloadavg()]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, preexec_fn=_limit_memory(mem_limit_gb))
+                            env=thread_env(threads), start_new_session=True, preexec_fn=_limit_memory(mem_limit_gb))
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -136,7 +147,8 @@ def _fatal(row: dict) -> bool:
 
 def run_all(algo: str, datasets: list[str], impls: list[str], *, timeout: float,
             mem_limit_gb: float, repeat: int = 1, params: dict | None = None,
-            project_python: str = sys.executable, skip_after_failure: bool = True) -> list[dict]:
+            project_python: str = sys.executable, threads: int | None = None,
+            skip_after_failure: bool = True) -> list[dict]:
     """Run every implementation on every data set, in the order given.
 
     With ``skip_after_failure`` an implementation that timed out or ran out of
@@ -150,7 +162,7 @@ def run_all(algo: str, datasets: list[str], impls: list[str], *, timeout: float,
                              "error": f"skipped ({blocked[impl]})"})
                 continue
             job = {"algo": algo, "dataset": dataset, "params": (params or {}).get(impl, {})}
-            tries = [run_job(impl, job, timeout, mem_limit_gb, project_python)
+            tries = [run_job(impl, job, timeout, mem_limit_gb, project_python, threads)
                      for _ in range(repeat)]
             row = _best_of(tries)
             print(_progress_line(row), file=sys.stderr, flush=True)
@@ -205,6 +217,15 @@ def markdown_table(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cpu_calibration(n: int = 10 ** 7) -> float:
+    """Seconds for a fixed pure-Python loop: compares machine speed between runs."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(n):
+        total += i
+    return round(time.perf_counter() - start, 3)
+
+
 def host_info() -> dict:
     """Where and when the benchmark ran."""
     return {
@@ -256,19 +277,24 @@ def cli(algo: str, *, datasets: str, impls: str, stem: str, title: str,
     parser.add_argument("--output", default=stem, help="result file stem in benchmarks/results/")
     parser.add_argument("--project-python", default=sys.executable,
                         help="interpreter for 'ours' and 'euclidean' (default: this one)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="cap BLAS/OpenMP/numba threads in every runner (default: unset)")
     parser.add_argument("--params", type=json.loads, default={},
                         help='per-impl learner overrides, JSON: {"ours": {"max_iter": 50}}')
     parser.add_argument("--no-skip", action="store_true",
                         help="keep running an implementation after a timeout/out-of-memory")
     args = parser.parse_args(argv)
 
+    calibration_start = cpu_calibration()
     rows = run_all(algo, _csv(args.datasets), _csv(args.impls), timeout=args.timeout,
                    mem_limit_gb=args.mem_limit_gb, repeat=args.repeat, params=args.params,
-                   project_python=args.project_python, skip_after_failure=not args.no_skip)
+                   project_python=args.project_python, threads=args.threads, skip_after_failure=not args.no_skip)
     add_ratios(rows)
     meta = {"algo": algo, "command": " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])]),
             "timeout_s": args.timeout, "mem_limit_gb": args.mem_limit_gb,
-            "repeat": args.repeat}
+            "repeat": args.repeat, "threads": args.threads or "library defaults",
+            "project_python": args.project_python,
+            "cpu_calibration_s (start, end)": [calibration_start, cpu_calibration()]}
     for path in write_results(rows, args.output, title, meta):
         print(path)
     return 0
