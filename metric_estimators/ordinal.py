@@ -119,7 +119,11 @@ def _validate_xy(estimator, X, y):
         )
     y_arr = np.asarray(y) if not hasattr(y, "dtype") else y
     kind = getattr(getattr(y_arr, "dtype", None), "kind", "O")
-    if kind in "USc" or (kind == "O" and _has_non_numbers(y_arr)):
+    if kind == "c":
+        raise ValueError(
+            f"{name}: Complex data not supported in y; ordered labels must be real."
+        )
+    if kind in "US" or (kind == "O" and _has_non_numbers(y_arr)):
         raise TypeError(
             f"{name}: y must hold ordered numeric labels (integers or floats); "
             f"got dtype {getattr(y_arr, 'dtype', type(y))}. Encode ordered "
@@ -280,7 +284,6 @@ def _knn_indices(X, k, block=1024):
     n = X.shape[0]
     sq = np.einsum("ij,ij->i", X, X)
     out = np.empty((n, k), dtype=np.intp)
-    cols = np.arange(n)
     for start in range(0, n, block):
         stop = min(start + block, n)
         D = sq[start:stop, None] + sq[None, :] - 2.0 * (X[start:stop] @ X.T)
@@ -288,12 +291,18 @@ def _knn_indices(X, k, block=1024):
         D[np.arange(stop - start), np.arange(start, stop)] = np.inf
         if k < n - 1:
             part = np.argpartition(D, k - 1, axis=1)[:, :k]
+            d_part = np.take_along_axis(D, part, axis=1)
+            order = np.lexsort((part, d_part), axis=1)
+            block_out = np.take_along_axis(part, order, axis=1)
+            # Rows where the k-th distance is tied with a point left out:
+            # argpartition chose arbitrarily, redo them with a stable sort.
+            kth = d_part.max(axis=1)
+            tied = np.flatnonzero(np.count_nonzero(D <= kth[:, None], axis=1) > k)
+            for r in tied:
+                block_out[r] = np.argsort(D[r], kind="stable")[:k]
         else:
-            part = np.broadcast_to(cols, D.shape)
-            part = part[~np.isinf(D)].reshape(stop - start, n - 1)
-        d_part = np.take_along_axis(D, part, axis=1)
-        order = np.lexsort((part, d_part), axis=1)
-        out[start:stop] = np.take_along_axis(part, order, axis=1)[:, :k]
+            block_out = np.argsort(D, axis=1, kind="stable")[:, :k]
+        out[start:stop] = block_out
     return out
 
 
