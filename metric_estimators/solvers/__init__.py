@@ -1,0 +1,1 @@
+"""Optimisation engines; no scikit-learn in here."""
