@@ -1,0 +1,18 @@
+"""metric_estimators: fast, scikit-learn compatible classical metric learning."""
+
+from .base import MahalanobisMixin
+from .constraints import Constraints, positive_negative_pairs
+from .lmnn import LMNN
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "LMNN",
+    "MahalanobisMixin",
+    "Constraints",
+    "positive_negative_pairs",
+]
+
+from .ordinal import LODML, OMDML  # noqa: E402
+
+__all__ += ["OMDML", "LODML"]

@@ -1,0 +1,1 @@
+"""numba kernels: plain arrays in, plain arrays out; no estimator or solver logic."""

@@ -1,0 +1,182 @@
+"""numba kernels for LMNN's inner loops.
+
+Conventions: ``Z = X @ L.T`` is the data in the current embedding; target
+neighbours are an (n, k) int array padded with -1; impostor pairs are two
+int arrays ``(imp_i, imp_l)`` of anchors and impostors, sorted by anchor.
+The kernels know nothing about the optimiser.
+"""
+
+import numpy as np
+from numba import njit
+
+_OPTS = dict(cache=True, nogil=True)
+# Sums of squares may be reassociated (vectorised); inputs are finite, so no
+# other fast-math flag is used.
+_FAST = dict(_OPTS, fastmath={"reassoc", "contract"})
+
+
+@njit(**_FAST)
+def target_sqdist(Z, targets):
+    """Squared embedded distance from each point to each of its targets."""
+    n, k = targets.shape
+    c = Z.shape[1]
+    out = np.zeros((n, k))
+    for i in range(n):
+        for t in range(k):
+            j = targets[i, t]
+            if j < 0:
+                continue
+            s = 0.0
+            for f in range(c):
+                diff = Z[i, f] - Z[j, f]
+                s += diff * diff
+            out[i, t] = s
+    return out
+
+
+@njit(**_FAST)
+def pair_sqdist(Z, a, b):
+    """Squared embedded distance of the pairs ``(a[p], b[p])``."""
+    m = a.shape[0]
+    c = Z.shape[1]
+    out = np.empty(m)
+    for p in range(m):
+        i = a[p]
+        j = b[p]
+        s = 0.0
+        for f in range(c):
+            diff = Z[i, f] - Z[j, f]
+            s += diff * diff
+        out[p] = s
+    return out
+
+
+@njit(**_OPTS)
+def triplet_loss_weights(target_d, targets, imp_i, imp_d, push_weight, squared):
+    """Hinge loss over (anchor, target, impostor) triplets and edge weights.
+
+    For every impostor pair ``p = (i, l)`` and every target ``j`` of ``i``,
+    the triplet's hinge is ``h = 1 + d(i, j)^2 - d(i, l)^2``.  With
+    ``squared`` the loss is ``push_weight * h^2`` (smooth), else
+    ``push_weight * h``.  The derivative ``g`` of the loss in ``h`` is added
+    to the weight of the target edge ``(i, j)`` and subtracted from the
+    weight of the impostor edge ``(i, l)``, so that the gradient with respect
+    to ``L`` is ``2 L X^T Lap(W) X`` (see :func:`laplacian_product`).
+
+    Returns
+    -------
+    loss : float
+        Push part of the loss.
+    w_target : ndarray (n, k)
+        Push contributions to the target edge weights.
+    w_imp : ndarray (n_pairs,)
+        Impostor edge weights (<= 0).
+    n_active : int
+        Number of triplets with ``h > 0``.
+    """
+    n, k = targets.shape
+    m = imp_i.shape[0]
+    w_target = np.zeros((n, k))
+    w_imp = np.zeros(m)
+    loss = 0.0
+    n_active = 0
+    for p in range(m):
+        i = imp_i[p]
+        dl = imp_d[p]
+        wsum = 0.0
+        for t in range(k):
+            if targets[i, t] < 0:
+                continue
+            h = 1.0 + target_d[i, t] - dl
+            if h > 0.0:
+                n_active += 1
+                if squared:
+                    loss += h * h
+                    g = 2.0 * h
+                else:
+                    loss += h
+                    g = 1.0
+                w_target[i, t] += push_weight * g
+                wsum += g
+        w_imp[p] = -push_weight * wsum
+    return push_weight * loss, w_target, w_imp, n_active
+
+
+@njit(**_OPTS)
+def laplacian_product(X, targets, w_target, imp_i, imp_l, w_imp):
+    """``Lap(W) @ X`` for the graph with target and impostor edge weights.
+
+    Each edge ``(a, b)`` of weight ``w`` adds ``w (x_a - x_b)`` to row ``a``
+    and subtracts it from row ``b``; then ``X^T Lap X = sum w (x_a - x_b)
+    (x_a - x_b)^T`` and the gradient is ``2 Z^T (Lap X)``.
+    """
+    n, d = X.shape
+    k = targets.shape[1]
+    out = np.zeros((n, d))
+    for i in range(n):
+        for t in range(k):
+            j = targets[i, t]
+            if j < 0:
+                continue
+            w = w_target[i, t]
+            if w == 0.0:
+                continue
+            for f in range(d):
+                v = w * (X[i, f] - X[j, f])
+                out[i, f] += v
+                out[j, f] -= v
+    for p in range(imp_i.shape[0]):
+        w = w_imp[p]
+        if w == 0.0:
+            continue
+        i = imp_i[p]
+        j = imp_l[p]
+        for f in range(d):
+            v = w * (X[i, f] - X[j, f])
+            out[i, f] += v
+            out[j, f] -= v
+    return out
+
+
+@njit(**_OPTS)
+def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols, symmetric):
+    """Pairs of a block that fall inside a margin radius.
+
+    ``G = Z[rows] @ Z[cols].T``; the squared distance of entry (a, b) is
+    ``sq_rows[a] + sq_cols[b] - 2 G[a, b]``.  Returns the (anchor, impostor)
+    pairs ``(rows[a], cols[b])`` with distance ``< rho_rows[a]`` and, if
+    ``symmetric``, also ``(cols[b], rows[a])`` with distance ``< rho_cols[b]``
+    (each unordered pair is then scanned once for both anchors), with their
+    squared distances.
+    """
+    na, nb = G.shape
+    count = 0
+    for a in range(na):
+        ra = rho_rows[a]
+        sa = sq_rows[a]
+        for b in range(nb):
+            v = sa + sq_cols[b] - 2.0 * G[a, b]
+            if v < ra:
+                count += 1
+            if symmetric and v < rho_cols[b]:
+                count += 1
+    anchors = np.empty(count, dtype=np.int64)
+    imps = np.empty(count, dtype=np.int64)
+    dist = np.empty(count)
+    q = 0
+    for a in range(na):
+        ra = rho_rows[a]
+        sa = sq_rows[a]
+        for b in range(nb):
+            v = sa + sq_cols[b] - 2.0 * G[a, b]
+            if v < ra:
+                anchors[q] = rows[a]
+                imps[q] = cols[b]
+                dist[q] = v
+                q += 1
+            if symmetric and v < rho_cols[b]:
+                anchors[q] = cols[b]
+                imps[q] = rows[a]
+                dist[q] = v
+                q += 1
+    return anchors, imps, dist
