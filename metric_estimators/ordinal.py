@@ -624,7 +624,7 @@ class OMDML(MahalanobisMixin, BaseEstimator):
 # ---------------------------------------------------------------------------
 
 
-def ordinal_triplets(level_idx, y, neighbors):
+def ordinal_triplets(y, neighbors):
     """Ordinal triplets inside neighbourhoods.
 
     For every anchor ``i`` and every pair ``j, l`` of its neighbours
@@ -681,7 +681,8 @@ class LODML(MahalanobisMixin, BaseEstimator):
     max_iter : int, default=1000
     tol : float, default=1e-6
         Stop when an accepted step decreases the objective by less than
-        ``tol`` relatively, or the step has become negligible.
+        ``tol`` relatively, or when the step has become negligible
+        (``step * ||G||_F <= 1e-12 max(||A||_F, 1)``) after repeated halving.
     verbose : int, default=0
         Print a table: iteration, objective, active triplets, step, time.
     random_state : int, RandomState instance or None, default=None
@@ -760,7 +761,7 @@ class LODML(MahalanobisMixin, BaseEstimator):
         w = 1.0 / (1.0 + np.abs(level_idx[rows] - level_idx[cols]))
         Kp = _edge_laplacian(rows, cols, n, w)
         P = X.T @ (Kp @ X) / n
-        ti, tj, tl = ordinal_triplets(level_idx, y, neighbors)
+        ti, tj, tl = ordinal_triplets(y, neighbors)
         if self.max_triplets is not None and ti.size > self.max_triplets:
             rng = check_random_state(self.random_state)
             keep = np.sort(rng.choice(ti.size, self.max_triplets, replace=False))
@@ -810,6 +811,14 @@ class LODML(MahalanobisMixin, BaseEstimator):
                 f"n_components={self.n_components} must be <= n_features={d}."
             )
         P, ti, tj, tl = self._problem(X, y, level_idx)
+        if ti.size == 0:
+            warnings.warn(
+                "LODML found no ordinal triplet (no neighbourhood holds two "
+                "neighbours at different label gaps); only the pull term is "
+                "minimised and the metric shrinks towards 0. Increase "
+                "n_neighbors.",
+                UserWarning,
+            )
 
         A = np.eye(d)
         L = np.eye(d)
@@ -847,7 +856,9 @@ class LODML(MahalanobisMixin, BaseEstimator):
                     break
             else:
                 eta *= 0.5
-            if eta * linalg.norm(G) < self.tol * max(linalg.norm(A), 1e-12) * 1e-3:
+            if eta * linalg.norm(G) <= 1e-12 * max(linalg.norm(A), 1.0):
+                # The step has become negligible: a kink of the hinge that
+                # no step along the subgradient can leave.
                 converged = True
                 break
         if not converged:
