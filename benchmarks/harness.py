@@ -34,10 +34,16 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 OOM_MARKERS = ("MemoryError", "bad_alloc", "Unable to allocate", "Cannot allocate memory")
 
 
-def interpreter_for(impl: str, project_python: str) -> str:
+def default_project_python() -> str:
+    """The project's interpreter: the repository's ``.venv`` if any, else this one."""
+    venv_python = BENCH_DIR.parent / ".venv" / "bin" / "python"
+    return str(venv_python) if venv_python.exists() else sys.executable
+
+
+def interpreter_for(impl: str, project_python: str | None = None) -> str:
     """The Python executable an implementation's runner is started with."""
     if impl in PROJECT_IMPLS:
-        return project_python
+        return project_python or default_project_python()
     return str(peers.ensure(impl, log=lambda msg: print(msg, file=sys.stderr)))
 
 
@@ -91,7 +97,7 @@ def thread_env(threads: int | None) -> dict:
 
 
 def run_job(impl: str, job: dict, timeout: float, mem_limit_gb: float,
-            project_python: str = sys.executable, threads: int | None = None) -> dict:
+            project_python: str | None = None, threads: int | None = None) -> dict:
     """Run one job in a subprocess and return its result row.
 
     The child runs in its own process group, which is killed as a whole on
@@ -147,7 +153,7 @@ def _fatal(row: dict) -> bool:
 
 def run_all(algo: str, datasets: list[str], impls: list[str], *, timeout: float,
             mem_limit_gb: float, repeat: int = 1, params: dict | None = None,
-            project_python: str = sys.executable, threads: int | None = None,
+            project_python: str | None = None, threads: int | None = None,
             skip_after_failure: bool = True) -> list[dict]:
     """Run every implementation on every data set, in the order given.
 
@@ -275,8 +281,9 @@ def cli(algo: str, *, datasets: str, impls: str, stem: str, title: str,
     parser.add_argument("--mem-limit-gb", type=float, default=12, help="address-space cap per run")
     parser.add_argument("--repeat", type=int, default=1, help="runs per job (best fit time kept)")
     parser.add_argument("--output", default=stem, help="result file stem in benchmarks/results/")
-    parser.add_argument("--project-python", default=sys.executable,
-                        help="interpreter for 'ours' and 'euclidean' (default: this one)")
+    parser.add_argument("--project-python", default=default_project_python(),
+                        help="interpreter for 'ours' and 'euclidean' "
+                             "(default: <repo>/.venv/bin/python if present, else this one)")
     parser.add_argument("--threads", type=int, default=None,
                         help="cap BLAS/OpenMP/numba threads in every runner (default: unset)")
     parser.add_argument("--params", type=json.loads, default={},
@@ -288,7 +295,8 @@ def cli(algo: str, *, datasets: str, impls: str, stem: str, title: str,
     calibration_start = cpu_calibration()
     rows = run_all(algo, _csv(args.datasets), _csv(args.impls), timeout=args.timeout,
                    mem_limit_gb=args.mem_limit_gb, repeat=args.repeat, params=args.params,
-                   project_python=args.project_python, threads=args.threads, skip_after_failure=not args.no_skip)
+                   project_python=args.project_python, threads=args.threads,
+                   skip_after_failure=not args.no_skip)
     add_ratios(rows)
     meta = {"algo": algo, "command": " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])]),
             "timeout_s": args.timeout, "mem_limit_gb": args.mem_limit_gb,
