@@ -5,19 +5,32 @@ n_features).  The learned (squared) distance is
 ``d(x, y)^2 = ||L (x - y)||^2 = (x - y)^T M (x - y)`` with ``M = L^T L``.
 """
 
+import numbers
+
 import numpy as np
 from scipy import linalg
-from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import (
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
+from sklearn.metrics import roc_auc_score
 from sklearn.decomposition import PCA
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_square_matrix, validate_pairs, validate_points
+from ._validation import (
+    check_square_matrix,
+    validate_pair_labels,
+    validate_pairs,
+    validate_points,
+)
 
 __all__ = [
     "MahalanobisMixin",
     "MahalanobisDistance",
+    "PairsClassifierMixin",
     "components_from_matrix",
     "initialize_components",
 ]
@@ -230,3 +243,174 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     def pair_score(self, pairs):
         """Similarity score of each pair: ``-pair_distance(pairs)``."""
         return -self.pair_distance(pairs)
+
+
+_CALIBRATION_STRATEGIES = ("accuracy", "f_beta", "max_tpr", "max_tnr")
+
+
+class PairsClassifierMixin(ClassifierMixin):
+    """Classification of pairs as similar (+1) or dissimilar (-1).
+
+    For learners fitted on pairs (e.g. :class:`~metric_estimators.ITML`).  A
+    pair is predicted similar when its score ``-distance`` is at least
+    ``threshold_``.  The class is a scikit-learn classifier (its tags say so)
+    so that ``cross_val_score`` and ``GridSearchCV`` stratify the folds on the
+    pair labels and score with :meth:`score` (ROC AUC).
+
+    The learner's ``fit`` must set ``components_``, ``n_features_in_``,
+    ``classes_ = [-1, 1]`` and ``threshold_`` (usually through
+    :meth:`calibrate_threshold` on the training pairs).
+    """
+
+    _estimator_type = "classifier"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        return tags
+
+    def decision_function(self, pairs):
+        """Similarity score of each pair, ``-pair_distance(pairs)``.
+
+        Parameters
+        ----------
+        pairs : array-like of shape (n_pairs, 2, n_features), or (n_pairs, 2)
+            indices if the estimator has a ``preprocessor``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_pairs,)
+        """
+        return self.pair_score(pairs)
+
+    def predict(self, pairs):
+        """Predict +1 (similar) or -1 (dissimilar) for each pair.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_pairs,), values in {-1, +1}
+            +1 where ``decision_function(pairs) >= threshold_``.
+        """
+        check_is_fitted(self, "threshold_")
+        scores = self.decision_function(pairs)
+        return np.where(scores >= self.threshold_, 1, -1)
+
+    def score(self, pairs, y, sample_weight=None):
+        """Area under the ROC curve of ``decision_function`` for labels ``y``.
+
+        Parameters
+        ----------
+        pairs : array-like of shape (n_pairs, 2, n_features) or (n_pairs, 2)
+        y : array-like of shape (n_pairs,), values in {-1, +1}
+        sample_weight : array-like of shape (n_pairs,) or None
+
+        Returns
+        -------
+        roc_auc : float
+        """
+        scores = self.decision_function(pairs)
+        y = validate_pair_labels(y, scores.shape[0])
+        return float(roc_auc_score(y, scores, sample_weight=sample_weight))
+
+    def set_threshold(self, threshold):
+        """Set the score threshold above which pairs are predicted similar.
+
+        Parameters
+        ----------
+        threshold : float
+            Compared with ``decision_function`` (= minus the learned
+            distance), so it is usually negative.
+
+        Returns
+        -------
+        self
+        """
+        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+            raise TypeError(f"threshold must be a real number, got {threshold!r}.")
+        if not np.isfinite(threshold):
+            raise ValueError(f"threshold must be finite, got {threshold!r}.")
+        self.threshold_ = float(threshold)
+        return self
+
+    def calibrate_threshold(self, pairs, y, strategy="accuracy", min_rate=None,
+                            beta=1.0):
+        """Choose ``threshold_`` on labelled pairs.
+
+        Every distinct score of ``pairs`` is a candidate cut (plus "predict
+        everything dissimilar"); the threshold is set halfway between the
+        chosen score and the next lower one, so that predictions on these
+        pairs are exactly those of the chosen cut.
+
+        Parameters
+        ----------
+        pairs : array-like of shape (n_pairs, 2, n_features) or (n_pairs, 2)
+        y : array-like of shape (n_pairs,), values in {-1, +1}
+        strategy : {'accuracy', 'f_beta', 'max_tpr', 'max_tnr'}, default='accuracy'
+            'accuracy' maximises accuracy; 'f_beta' the F-beta score of the
+            similar class; 'max_tpr' the true positive rate subject to a true
+            negative rate >= ``min_rate``; 'max_tnr' the true negative rate
+            subject to a true positive rate >= ``min_rate``.  Ties are broken
+            by accuracy, then by the larger threshold.
+        min_rate : float in [0, 1] or None
+            Required for 'max_tpr' and 'max_tnr', ignored otherwise.
+        beta : float > 0, default=1.0
+            Weight of recall for 'f_beta'.
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self, "components_")
+        if strategy not in _CALIBRATION_STRATEGIES:
+            raise ValueError(
+                f"strategy must be one of {_CALIBRATION_STRATEGIES}, got {strategy!r}."
+            )
+        if strategy in ("max_tpr", "max_tnr"):
+            if min_rate is None:
+                raise ValueError(f"strategy={strategy!r} needs min_rate in [0, 1].")
+            if (isinstance(min_rate, bool) or not isinstance(min_rate, numbers.Real)
+                    or not 0 <= min_rate <= 1):
+                raise ValueError(f"min_rate must be a number in [0, 1], got {min_rate!r}.")
+        if strategy == "f_beta":
+            if (isinstance(beta, bool) or not isinstance(beta, numbers.Real)
+                    or not (beta > 0 and np.isfinite(beta))):
+                raise ValueError(f"beta must be a positive number, got {beta!r}.")
+        scores = self.decision_function(pairs)
+        y = validate_pair_labels(y, scores.shape[0])
+        order = np.argsort(-scores, kind="stable")
+        s = scores[order]
+        pos = (y[order] == 1).astype(np.float64)
+        # last index of each run of equal scores (descending order)
+        last = np.flatnonzero(np.r_[s[1:] != s[:-1], True])
+        tp = np.r_[0.0, np.cumsum(pos)[last]]
+        fp = np.r_[0.0, np.cumsum(1.0 - pos)[last]]
+        n_pos, n_neg = pos.sum(), pos.size - pos.sum()
+        tn = n_neg - fp
+        fn = n_pos - tp
+        accuracy = (tp + tn) / pos.size
+        tpr = tp / n_pos if n_pos else np.ones_like(tp)
+        tnr = tn / n_neg if n_neg else np.ones_like(tn)
+        if strategy == "accuracy":
+            crit = accuracy
+        elif strategy == "f_beta":
+            b2 = beta * beta
+            den = (1 + b2) * tp + b2 * fn + fp
+            crit = np.where(den > 0, (1 + b2) * tp / np.where(den > 0, den, 1.0), 0.0)
+        else:
+            rate, other = (tpr, tnr) if strategy == "max_tpr" else (tnr, tpr)
+            feasible = other >= min_rate - 1e-12
+            if not np.any(feasible):  # cannot happen: one extreme cut has rate 1
+                raise ValueError(f"No threshold reaches min_rate={min_rate}.")
+            crit = np.where(feasible, rate, -np.inf)
+        # lexicographic: criterion, then accuracy; first (largest threshold) wins
+        best = np.flatnonzero(crit == crit.max())
+        k = best[np.argmax(accuracy[best])]
+        cut_scores = s[last]
+        if k == 0:
+            threshold = cut_scores[0] + max(1.0, abs(cut_scores[0]))
+        elif k == cut_scores.size:
+            threshold = cut_scores[-1] - max(1.0, abs(cut_scores[-1]))
+        else:
+            threshold = (cut_scores[k - 1] + cut_scores[k]) / 2
+        self.threshold_ = float(threshold)
+        return self

@@ -45,9 +45,27 @@ def _decode_combination(k, m):
 
 
 def _sample_distinct(rng, total, size):
+    """``size`` distinct integers drawn uniformly from ``range(total)``, sorted.
+
+    ``RandomState.choice(total, size, replace=False)`` permutes the whole
+    population (O(total) time and memory: 0.13 s for digits' 790 000
+    different-class pairs); when ``size`` is a small fraction of ``total``,
+    draw with replacement and keep the first occurrence of each value until
+    ``size`` distinct values are collected (the result is a uniform random
+    subset either way).
+    """
     if size >= total:
         return np.arange(total, dtype=np.int64)
-    return np.sort(rng.choice(total, size=size, replace=False)).astype(np.int64)
+    if 4 * size > total:
+        return np.sort(rng.choice(total, size=size, replace=False)).astype(np.int64)
+    chosen = np.empty(0, dtype=np.int64)
+    while chosen.size < size:
+        draw = rng.randint(0, total, size=2 * (size - chosen.size) + 16)
+        both = np.concatenate((chosen, draw.astype(np.int64)))
+        _, first = np.unique(both, return_index=True)
+        keep = np.sort(first)  # first occurrences, in draw order
+        chosen = both[keep[: size]] if keep.size >= size else both[keep]
+    return np.sort(chosen)
 
 
 def _members(y):
