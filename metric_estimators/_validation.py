@@ -21,15 +21,15 @@ __all__ = [
 ]
 
 
-def validate_points(estimator, X, y=None, *, reset=True, **kwargs):
+def validate_points(estimator, X, y="no_validation", *, reset=True, **kwargs):
     """Validate a data matrix (and labels) through scikit-learn's machinery.
 
     Rejects NaN / inf, complex numbers, strings and arrays that are not 2-D,
-    with scikit-learn's messages.  Returns float64 (or float32) arrays.
+    with scikit-learn's messages (including "requires y to be passed" when
+    ``y`` is None for an estimator that needs it).  Returns float64 (or
+    float32) arrays; ``(X, y)`` when ``y`` is given, else ``X``.
     """
     kwargs.setdefault("dtype", [np.float64, np.float32])
-    if y is None:
-        return validate_data(estimator, X, reset=reset, **kwargs)
     return validate_data(estimator, X, y, reset=reset, **kwargs)
 
 

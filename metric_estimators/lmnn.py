@@ -34,10 +34,6 @@ __all__ = ["LMNN"]
 _SLACK = 1.5
 # Entries of a distance block computed at once (memory ~ 8 bytes each).
 _BLOCK = 1 << 21
-# L-BFGS is restarted when a search finds more than this fraction of new
-# active impostor pairs (fewer barely change its model of the objective; the
-# final search must find none at all).
-_RESTART_FRACTION = 0.01
 
 
 def find_target_neighbors(X, y_idx, n_neighbors):
@@ -86,10 +82,10 @@ class _ImpostorSet:
     close to becoming active.  Between searches the loss is evaluated on the
     stored pairs only (the active-set idea of Weinberger & Saul's solver).
     Searches become rarer while they find no missing active impostor (the
-    interval doubles) and more frequent when they do (it halves); and the
-    optimiser only stops after a search at the final ``L`` has confirmed that
-    no active impostor was missing, so the returned ``L`` is a stationary
-    point of the exact loss.
+    interval, in solver iterations, doubles); and the optimiser only stops
+    after a run in which the active set did not change has converged and a
+    search at the final ``L`` has confirmed that no active impostor was
+    missing, so the returned ``L`` is a stationary point of the exact loss.
     """
 
     def __init__(self, y_idx, has_targets, max_impostors):
@@ -101,6 +97,7 @@ class _ImpostorSet:
         self.imp_i = np.empty(0, dtype=np.int64)
         self.imp_l = np.empty(0, dtype=np.int64)
         self.n_searches = 0
+        self.n_changes = 0  # searches that found missing active impostors
         self.interval = 1
         self.since_search = None  # None: never searched
         self.truncated = False
@@ -110,12 +107,11 @@ class _ImpostorSet:
         self.since_search += 1
         return self.since_search >= self.interval
 
-    def refresh(self, Z, R, tolerated=0):
+    def refresh(self, Z, R):
         """Search at the current embedding; return the number of active
         impostor pairs that the previous candidates missed.
 
-        The search interval doubles when none was missed and halves when
-        more than ``tolerated`` were."""
+        The search interval doubles when none was missed."""
         first = self.since_search is None
         new_i, new_l = self._search(Z, R)
         n_missing = 0
@@ -131,10 +127,9 @@ class _ImpostorSet:
                 new_keys.size, dtype=bool
             )
             n_missing = int(new_keys.size - found.sum())
+            self.n_changes += n_missing > 0
             if n_missing == 0:
                 self.interval = min(2 * self.interval, 64)
-            elif n_missing > tolerated:
-                self.interval = max(1, self.interval // 2)
         self.imp_i, self.imp_l = new_i, new_l
         self.since_search = 0
         self.n_searches += 1
@@ -250,13 +245,13 @@ class _LMNNObjective:
         self.n_active_pairs = int(np.count_nonzero(w_imp))
         return loss, grad.ravel()
 
-    def verify(self, flat, tolerated=0):
+    def verify(self, flat):
         """Search at ``flat``; return how many active impostors were missing."""
         L = flat.reshape(self.shape)
         Z = self.X @ L.T
         td = target_sqdist(Z, self.targets)
         R = np.where(self.has_targets, td.max(axis=1) + 1.0, -np.inf)
-        return self.impostors.refresh(Z, R, tolerated)
+        return self.impostors.refresh(Z, R)
 
 
 class LMNN(MahalanobisMixin, BaseEstimator):
@@ -508,27 +503,33 @@ class LMNN(MahalanobisMixin, BaseEstimator):
             curve.append(float(intermediate_result.fun))
             self._report(len(curve), curve[-1], objective.n_active)
             if objective.impostors.tick():
-                tolerated = int(_RESTART_FRACTION * objective.n_active_pairs)
-                if objective.verify(intermediate_result.x, tolerated) > tolerated:
-                    # many new active impostors: the objective changed, so
-                    # restart L-BFGS (its curvature pairs belong to the old one)
-                    raise StopIteration
+                # L-BFGS goes on with the refreshed active set: restarting it
+                # (losing its curvature pairs) costs more than the small
+                # change of objective; the stopping test below accounts for it
+                objective.verify(intermediate_result.x)
 
         L = L0.ravel()
         n_iter = 0
         converged = False
         while n_iter < self.max_iter:
+            changes = objective.impostors.n_changes
             res = minimize(
                 objective, L, method="L-BFGS-B", jac=True, callback=callback,
                 options={"maxiter": self.max_iter - n_iter, "gtol": self.tol},
             )
             L = res.x
             n_iter += max(int(res.nit), 1)
-            if res.status == 1:
+            if res.status == 1:  # max_iter
                 break
-            if res.status == 99:  # restart requested by the callback
+            if res.nit > 0 and (
+                res.status != 0 or objective.impostors.n_changes != changes
+            ):
+                # the active set changed during the run, so its stopping test
+                # (or failed line search) compared different objectives:
+                # restart from the current point
                 continue
-            # L-BFGS stopped: confirm no active impostor was missing at L
+            # converged, or a fresh run cannot decrease the objective:
+            # confirm that no active impostor was missing at L
             if objective.verify(L) == 0:
                 converged = True
                 break
