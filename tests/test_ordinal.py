@@ -627,3 +627,25 @@ def test_omdml_is_much_faster_than_lodml():
     LODML().fit(X, y)
     t_lodml = time.perf_counter() - t0
     assert t_lodml > 5 * t_omdml
+
+
+def test_verbose_tables(small, capsys):
+    X, y = small
+    OMDML(verbose=1).fit(X, y)
+    OMDML(verbose=1, solver="lbfgs").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        LODML(verbose=1, max_iter=20).fit(X, y)
+    out = capsys.readouterr().out
+    assert "[OMDML] closed form" in out
+    assert "[OMDML]  iter" in out and "objective" in out
+    assert "[LODML]  iter" in out and "active" in out
+    assert out.count("[LODML]") >= 3
+
+
+def test_set_output_pandas(small):
+    pd = pytest.importorskip("pandas")
+    X, y = small
+    Z = OMDML(label_dissimilarity="sqrt").set_output(transform="pandas").fit(X, y).transform(X)
+    assert isinstance(Z, pd.DataFrame)
+    assert list(Z.columns) == [f"omdml{i}" for i in range(Z.shape[1])]
