@@ -7,6 +7,7 @@ margin nearest neighbor classification. JMLR 10, 207-244.
 import sys
 import time
 import warnings
+from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
@@ -16,6 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
+from threadpoolctl import threadpool_limits
 
 from ._kernels.lmnn import (
     laplacian_product,
@@ -34,6 +36,8 @@ __all__ = ["LMNN"]
 _SLACK = 1.5
 # Entries of a distance block computed at once (memory ~ 8 bytes each).
 _BLOCK = 1 << 21
+# Below this n_samples * n_features * n_components, BLAS runs single-threaded.
+_SMALL_BLAS = 5e7
 
 
 def find_target_neighbors(X, y_idx, n_neighbors):
@@ -465,15 +469,21 @@ class LMNN(MahalanobisMixin, BaseEstimator):
             self.solver == "lbfgs", L0.shape[0],
         )
         self._start = time.perf_counter()
+        # BLAS threads do not pay off on small products and, when the cores
+        # are busy (grid searches, shared machines), spinning threads make
+        # them several times slower; large problems keep the default pool.
+        small = X.shape[0] * n_features * L0.shape[0] < _SMALL_BLAS
+        blas_limit = threadpool_limits(limits=1, user_api="blas") if small else nullcontext()
         if self.verbose:
             header = f"{'Iteration':>10} {'Objective Value':>20} {'Active triplets':>16} {'Time(s)':>10}"
             print(f"[{type(self).__name__}]")
             print(f"[{type(self).__name__}] {header}")
             print(f"[{type(self).__name__}] {'-' * len(header)}")
-        if self.solver == "lbfgs":
-            L, n_iter, curve, converged = self._fit_lbfgs(objective, L0)
-        else:
-            L, n_iter, curve, converged = self._fit_subgradient(objective, L0)
+        with blas_limit:
+            if self.solver == "lbfgs":
+                L, n_iter, curve, converged = self._fit_lbfgs(objective, L0)
+            else:
+                L, n_iter, curve, converged = self._fit_subgradient(objective, L0)
         self.components_ = L
         self.n_iter_ = n_iter
         self.loss_curve_ = curve

@@ -1,0 +1,389 @@
+"""Tests of LMNN against a plain-numpy reference and scikit-learn's API."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_iris, make_blobs, make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_split
+from sklearn.neighbors import KNeighborsClassifier, NearestNeighbors
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from metric_estimators import LMNN
+from metric_estimators.lmnn import (
+    _ImpostorSet,
+    _LMNNObjective,
+    find_target_neighbors,
+)
+
+# ---------------------------------------------------------------------------
+# plain-numpy reference (written independently of the package's kernels)
+
+
+def reference_targets(X, y, k):
+    n = X.shape[0]
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    targets = -np.ones((n, k), dtype=int)
+    for i in range(n):
+        same = [j for j in range(n) if y[j] == y[i] and j != i]
+        same.sort(key=lambda j: (D[i, j], j))
+        targets[i, : min(k, len(same))] = same[:k]
+    return targets
+
+
+def reference_loss(L, X, y, targets, mu, squared):
+    Z = X @ L.T
+    D = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
+    pull = 0.0
+    push = 0.0
+    for i in range(X.shape[0]):
+        for j in targets[i]:
+            if j < 0:
+                continue
+            pull += D[i, j]
+            for l_ in np.flatnonzero(y != y[i]):
+                h = max(0.0, 1.0 + D[i, j] - D[i, l_])
+                push += h * h if squared else h
+    return (1 - mu) * pull + mu * push
+
+
+def make_objective(X, y, k, mu, squared, n_components=None):
+    _, y_idx = np.unique(y, return_inverse=True)
+    targets = find_target_neighbors(X, y_idx, k)
+    imps = _ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9)
+    n_components = X.shape[1] if n_components is None else n_components
+    return _LMNNObjective(X, targets, imps, mu, squared, n_components), targets
+
+
+def small_problem(seed, n=40, d=5, n_classes=3):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    y = rng.randint(n_classes, size=n)
+    return X, y, rng
+
+
+# ---------------------------------------------------------------------------
+# scikit-learn's estimator checks
+
+
+@parametrize_with_checks([LMNN(), LMNN(solver="subgradient")])
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
+
+
+# ---------------------------------------------------------------------------
+# loss and gradient
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_target_neighbors_match_reference(seed):
+    X, y, _ = small_problem(seed)
+    _, y_idx = np.unique(y, return_inverse=True)
+    np.testing.assert_array_equal(
+        find_target_neighbors(X, y_idx, 3), reference_targets(X, y, 3)
+    )
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("squared", [True, False])
+@pytest.mark.parametrize("n_components", [None, 3])
+def test_loss_matches_numpy_reference(seed, squared, n_components):
+    X, y, rng = small_problem(seed)
+    obj, targets = make_objective(X, y, 3, 0.4, squared, n_components)
+    np.testing.assert_array_equal(targets, reference_targets(X, y, 3))
+    L = rng.randn(obj.shape[0], X.shape[1]) * 0.5
+    loss, _ = obj(L.ravel())
+    assert loss == pytest.approx(reference_loss(L, X, y, targets, 0.4, squared), rel=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gradient_finite_differences(seed):
+    X, y, rng = small_problem(seed, n=30, d=4)
+    obj, targets = make_objective(X, y, 2, 0.5, True)
+    L = rng.randn(4, 4) * 0.7
+    _, grad = obj(L.ravel())
+    eps = 1e-6
+    num = np.zeros(L.size)
+    for p in range(L.size):
+        e = np.zeros(L.size)
+        e[p] = eps
+        num[p] = (
+            reference_loss((L.ravel() + e).reshape(L.shape), X, y, targets, 0.5, True)
+            - reference_loss((L.ravel() - e).reshape(L.shape), X, y, targets, 0.5, True)
+        ) / (2 * eps)
+    np.testing.assert_allclose(grad, num, rtol=1e-5, atol=1e-6 * np.abs(num).max())
+
+
+def test_gradient_of_hinge_is_subgradient():
+    """Away from kinks the hinge loss gradient is the true gradient."""
+    X, y, rng = small_problem(7, n=25, d=3)
+    obj, targets = make_objective(X, y, 2, 0.5, False)
+    L = rng.randn(3, 3)
+    _, grad = obj(L.ravel())
+    eps = 1e-7
+    direction = rng.randn(L.size)
+    direction /= np.linalg.norm(direction)
+    fd = (
+        reference_loss((L.ravel() + eps * direction).reshape(3, 3), X, y, targets, 0.5, False)
+        - reference_loss((L.ravel() - eps * direction).reshape(3, 3), X, y, targets, 0.5, False)
+    ) / (2 * eps)
+    assert grad @ direction == pytest.approx(fd, rel=1e-4)
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "subgradient"])
+def test_fitted_loss_is_exact_at_solution(solver):
+    """The last loss reported equals the reference loss of components_:
+    no active impostor was missed by the active set."""
+    X, y = make_classification(
+        n_samples=120, n_features=6, n_informative=4, n_classes=3,
+        random_state=0,
+    )
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        lmnn = LMNN(n_neighbors=3, solver=solver, max_iter=200, random_state=0).fit(X, y)
+    ref = reference_loss(
+        lmnn.components_, X, y, lmnn.target_neighbors_, 0.5, solver == "lbfgs"
+    )
+    assert lmnn.loss_curve_[-1] == pytest.approx(ref, rel=1e-8)
+    # the objective decreased overall
+    assert lmnn.loss_curve_[-1] < lmnn.loss_curve_[0]
+
+
+def test_lbfgs_converges_to_stationary_point():
+    X, y = make_blobs(n_samples=60, centers=3, n_features=3, cluster_std=2.5, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        lmnn = LMNN(max_iter=2000, tol=1e-7, random_state=0).fit(X, y)
+    obj, _ = make_objective(X, y, 3, 0.5, True)
+    _, grad = obj(lmnn.components_.ravel())
+    assert np.abs(grad).max() < 1e-4 * max(1.0, np.abs(lmnn.components_).max())
+
+
+# ---------------------------------------------------------------------------
+# quality
+
+
+def test_iris_accuracy():
+    X, y = load_iris(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(
+        X, y, test_size=0.7, stratify=y, random_state=42
+    )
+    euclid = KNeighborsClassifier(3).fit(Xtr, ytr).score(Xte, yte)
+    assert euclid == pytest.approx(0.933, abs=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        lmnn = LMNN(n_neighbors=3, random_state=0).fit(Xtr, ytr)
+    learned = KNeighborsClassifier(3).fit(lmnn.transform(Xtr), ytr).score(
+        lmnn.transform(Xte), yte
+    )
+    assert learned >= 0.96
+
+
+def test_get_metric_in_knn_matches_transform():
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        lmnn = LMNN(random_state=0).fit(X, y)
+    metric = lmnn.get_metric()
+    knn_metric = KNeighborsClassifier(3, metric=metric, algorithm="brute").fit(X, y)
+    knn_embed = KNeighborsClassifier(3).fit(lmnn.transform(X), y)
+    np.testing.assert_array_equal(
+        knn_metric.predict(X[::7]), knn_embed.predict(lmnn.transform(X[::7]))
+    )
+    u, v = X[0], X[1]
+    assert metric(u, v) == pytest.approx(np.linalg.norm(lmnn.transform([u - v])))
+    assert metric(u, v, squared=True) == pytest.approx(metric(u, v) ** 2)
+    metric2 = pickle.loads(pickle.dumps(metric))
+    assert metric2(u, v) == metric(u, v)
+
+
+# ---------------------------------------------------------------------------
+# scikit-learn workflows
+
+
+def _fit_quiet(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return est.fit(X, y)
+
+
+def test_pipeline_gridsearch_cross_val():
+    X, y = load_iris(return_X_y=True)
+    pipe = Pipeline([("lmnn", LMNN(max_iter=20, random_state=0)), ("knn", KNeighborsClassifier(3))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        scores = cross_val_score(pipe, X, y, cv=3)
+        assert scores.mean() > 0.9
+        grid = GridSearchCV(pipe, {"lmnn__n_neighbors": [1, 3]}, cv=3).fit(X, y)
+    assert grid.best_params_["lmnn__n_neighbors"] in (1, 3)
+    assert grid.best_score_ > 0.9
+
+
+def test_clone_pickle_and_determinism():
+    X, y = load_iris(return_X_y=True)
+    a = _fit_quiet(LMNN(init="random", max_iter=15, random_state=3), X, y)
+    b = _fit_quiet(clone(a), X, y)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    c = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(a.transform(X), c.transform(X))
+    assert not hasattr(clone(a), "components_")
+
+
+def test_pandas_output_and_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    lmnn = _fit_quiet(LMNN(max_iter=5, random_state=0).set_output(transform="pandas"), X, y)
+    out = lmnn.transform(X)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == [f"lmnn{i}" for i in range(4)]
+    np.testing.assert_array_equal(lmnn.feature_names_in_, X.columns)
+
+
+def test_verbose_table(capsys):
+    X, y = load_iris(return_X_y=True)
+    _fit_quiet(LMNN(max_iter=3, verbose=1, random_state=0), X, y)
+    out = capsys.readouterr().out
+    assert "Objective Value" in out and "Active triplets" in out
+    assert len([ln for ln in out.splitlines() if ln.strip().split()[1:2] and ln.split()[1].isdigit()]) >= 3
+
+
+def test_convergence_warning():
+    X, y = load_iris(return_X_y=True)
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        lmnn = LMNN(max_iter=2).fit(X, y)
+    assert lmnn.n_iter_ == 2
+
+
+# ---------------------------------------------------------------------------
+# edge cases
+
+
+def test_small_class_gets_fewer_targets_never_itself():
+    X, y = make_blobs(n_samples=40, centers=3, random_state=0)
+    y = y.copy()
+    y[:3] = 7  # a class with exactly n_neighbors = 3 points
+    with pytest.warns(UserWarning, match="fewer target neighbours"):
+        lmnn = _fit_quiet(LMNN(n_neighbors=3, random_state=0), X, y)
+    t = lmnn.target_neighbors_
+    assert np.all(t != np.arange(len(y))[:, None])
+    small = np.flatnonzero(y == 7)
+    assert np.all((t[small] >= 0).sum(1) == 2)
+    assert np.all(y[t[small][:, :2]] == 7)
+
+
+def test_singleton_class_is_allowed():
+    X, y = make_blobs(n_samples=30, centers=2, random_state=0)
+    y = y.copy()
+    y[0] = 5
+    with pytest.warns(UserWarning):
+        lmnn = _fit_quiet(LMNN(random_state=0), X, y)
+    assert np.all(lmnn.target_neighbors_[0] == -1)
+    assert np.all(np.isfinite(lmnn.components_))
+
+
+def test_single_class_is_an_error():
+    X = np.random.RandomState(0).randn(20, 3)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        LMNN().fit(X, np.zeros(20))
+
+
+def test_no_impostors_does_not_crash():
+    """Far-apart classes: no impostor at the start (metric-learn crashes)."""
+    rng = np.random.RandomState(0)
+    X = np.vstack([rng.randn(20, 2) * 0.01, rng.randn(20, 2) * 0.01 + 100])
+    y = np.repeat([0, 1], 20)
+    lmnn = _fit_quiet(LMNN(init="identity", random_state=0), X, y)
+    assert np.all(np.isfinite(lmnn.components_))
+    assert KNeighborsClassifier(3).fit(lmnn.transform(X), y).score(lmnn.transform(X), y) == 1.0
+
+
+def test_duplicate_points():
+    X, y = load_iris(return_X_y=True)
+    X = np.vstack([X, X[:20]])
+    y = np.concatenate([y, y[:20]])
+    lmnn = _fit_quiet(LMNN(random_state=0, max_iter=20), X, y)
+    assert np.all(lmnn.target_neighbors_ != np.arange(len(y))[:, None])
+    assert np.all(np.isfinite(lmnn.components_))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_input(bad):
+    X, y = load_iris(return_X_y=True)
+    X = X.copy()
+    X[3, 1] = bad
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        LMNN().fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"n_components": 5}, "n_components"),
+        ({"n_neighbors": 0}, "n_neighbors"),
+        ({"max_iter": 0}, "max_iter"),
+        ({"tol": -1.0}, "tol"),
+        ({"regularization": 1.5}, "regularization"),
+        ({"solver": "sgd"}, "solver"),
+        ({"init": "foo"}, "init"),
+        ({"init": np.eye(3, 4)[:, :3]}, "init"),
+    ],
+)
+def test_bad_parameters(params, match):
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match=match):
+        LMNN(**params).fit(X, y)
+
+
+def test_max_impostors_truncation_warns():
+    X, y = make_classification(n_samples=200, n_features=5, n_classes=4, n_informative=3, random_state=0)
+    with pytest.warns(UserWarning, match="max_impostors"):
+        lmnn = _fit_quiet(LMNN(max_impostors=50, max_iter=10, random_state=0), X, y)
+    assert np.all(np.isfinite(lmnn.components_))
+
+
+def test_impostor_search_blocks_match_brute_force(monkeypatch):
+    """Blockwise search with tiny blocks finds exactly the brute-force pairs."""
+    import metric_estimators.lmnn as mod
+
+    monkeypatch.setattr(mod, "_BLOCK", 7)
+    X, y, rng = small_problem(3, n=50, d=4, n_classes=4)
+    _, y_idx = np.unique(y, return_inverse=True)
+    targets = find_target_neighbors(X, y_idx, 3)
+    Z = X @ rng.randn(4, 4).T
+    D = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    R = D[np.arange(50)[:, None], targets].max(1) + 1
+    imps = _ImpostorSet(y_idx, np.ones(50, bool), 10**9)
+    a, b = imps._search(Z, R)
+    got = set(zip(a.tolist(), b.tolist()))
+    want = {
+        (i, l_) for i in range(50) for l_ in range(50)
+        if y[i] != y[l_] and D[i, l_] < mod._SLACK * R[i]
+    }
+    assert got == want
+
+
+def test_subgradient_solver_improves_accuracy_on_iris():
+    X, y = load_iris(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.7, stratify=y, random_state=42)
+    lmnn = _fit_quiet(LMNN(solver="subgradient", max_iter=300, random_state=0), Xtr, ytr)
+    assert lmnn.loss_curve_[-1] < lmnn.loss_curve_[0]
+    acc = KNeighborsClassifier(3).fit(lmnn.transform(Xtr), ytr).score(lmnn.transform(Xte), yte)
+    assert acc >= 0.93
+
+
+def test_reference_targets_agree_with_sklearn():
+    """Sanity check of the test's own reference against scikit-learn."""
+    X, y, _ = small_problem(11)
+    t = reference_targets(X, y, 2)
+    for c in np.unique(y):
+        m = np.flatnonzero(y == c)
+        nn = NearestNeighbors(n_neighbors=3).fit(X[m]).kneighbors(X[m], return_distance=False)
+        np.testing.assert_array_equal(m[nn[:, 1:]], t[m])
