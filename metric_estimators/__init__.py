@@ -16,3 +16,7 @@ __all__ = [
 from .ordinal import LODML, OMDML  # noqa: E402
 
 __all__ += ["OMDML", "LODML"]
+
+from .itml import ITML, ITML_Supervised  # noqa: E402
+
+__all__ += ["ITML", "ITML_Supervised"]

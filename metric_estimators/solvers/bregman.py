@@ -98,7 +98,7 @@ class BregmanResult:
 
 
 def cyclic_bregman(sweep, check, duals, *, tol=1e-3, max_iter=1000,
-                   active_set=True, check_every=10, shuffle=True,
+                   active_set=True, check_every=5, shuffle=True,
                    random_state=None, objective=None, callback=None):
     """Generic cyclic Bregman driver with an optional active set.
 
@@ -295,7 +295,7 @@ class LogDetProblem:
 
 
 def logdet_bregman(A0, V, delta, xi0, gamma=1.0, *, tol=1e-3, max_iter=1000,
-                   active_set=True, check_every=10, shuffle=True,
+                   active_set=True, check_every=5, shuffle=True,
                    random_state=None, track_objective=False, callback=None):
     """Solve ITML's slack-penalised LogDet problem by Bregman projections.
 
