@@ -69,13 +69,18 @@ def _last_json_line(text: str) -> dict | None:
     return None
 
 
-def _failure_text(returncode: int, stderr: str) -> str:
-    """Describe a runner that died without printing its result line."""
+def _failure_text(returncode: int, stderr: str, mem_limit_gb: float) -> str:
+    """Describe a runner that died without printing its result line.
+
+    Native code often dies by a signal (SIGSEGV, SIGABRT) when an allocation
+    hits the address-space cap, so the cap is named next to the signal.
+    """
     tail = (stderr.strip().splitlines() or [""])[-1]
     if returncode == -signal.SIGKILL:
         return "out of memory (killed)"
     if returncode < 0:
-        return f"crashed ({signal.Signals(-returncode).name}) {tail}".strip()
+        name = signal.Signals(-returncode).name
+        return f"crashed ({name}, address-space cap {mem_limit_gb:g} GB) {tail}".strip()
     return f"exit {returncode}: {tail}"[:300]
 
 
@@ -128,7 +133,7 @@ def run_job(impl: str, job: dict, timeout: float, mem_limit_gb: float,
     if result is not None:
         row.update(result)
     elif "error" not in row:
-        row["error"] = _failure_text(proc.returncode, stderr)
+        row["error"] = _failure_text(proc.returncode, stderr, mem_limit_gb)
     if "error" in row:
         row["error"] = _classify(row["error"], stderr)
         row["stderr_tail"] = stderr.strip().splitlines()[-5:]
