@@ -1,0 +1,474 @@
+"""numba kernels for metric-constrained problems on graphs (Project and Forget).
+
+Edges of the complete graph on ``n`` nodes are numbered row by row,
+``(0, 1), (0, 2), ..., (0, n-1), (1, 2), ...``; :func:`edge_id` gives the
+number of the edge ``{i, j}``.  A *cycle constraint* is an edge ``e = uv``
+and a path ``P`` from ``u`` to ``v`` (not using ``e``):
+``x_e - sum_{f in P} x_f <= 0`` (Sonthalia & Gilbert, JMLR 2022).  The active
+set of such constraints is stored in CSR form: ``cons_edge[c]`` and the path
+edges ``path[ptr[c]:ptr[c+1]]``.
+
+Kernels here take plain arrays and scalars; the solver logic lives in
+:mod:`metric_estimators.solvers.project_forget`.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .bregman import hildreth_correction
+
+__all__ = [
+    "edge_id",
+    "edges_to_matrix",
+    "matrix_to_edges",
+    "apsp",
+    "violated_paths",
+    "project_paths_l2",
+    "project_pairs_cc",
+    "constraint_hashes",
+    "build_hash_table",
+    "filter_new",
+    "compact_constraints",
+]
+
+_BLOCK = 128
+
+
+@njit(cache=True, nogil=True)
+def edge_id(i, j, n):
+    """Number of the edge {i, j} (i != j) of the complete graph on n nodes."""
+    if i > j:
+        i, j = j, i
+    return i * n - (i * (i + 1)) // 2 + (j - i - 1)
+
+
+@njit(cache=True, nogil=True)
+def edges_to_matrix(x, n, out):
+    """Fill the symmetric matrix ``out`` (zero diagonal) from the edge vector."""
+    e = 0
+    for i in range(n):
+        out[i, i] = 0.0
+        for j in range(i + 1, n):
+            out[i, j] = x[e]
+            out[j, i] = x[e]
+            e += 1
+
+
+@njit(cache=True, nogil=True)
+def matrix_to_edges(D):
+    """Upper triangle of a square matrix as an edge vector."""
+    n = D.shape[0]
+    out = np.empty(n * (n - 1) // 2, dtype=np.float64)
+    e = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            out[e] = D[i, j]
+            e += 1
+    return out
+
+
+# ---------------------------------------------------------------------------
+# All-pairs shortest paths: blocked Floyd-Warshall with a next-hop matrix
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _minplus_row(src, dk, dik, dst):
+    # dst[j] = min(src[j], dik + dk[j]) with dst a different buffer than src:
+    # an unconditional store, so LLVM emits vector min instructions instead
+    # of (slow, on AMD) masked stores.
+    for j in range(src.shape[0]):
+        t = dik + dk[j]
+        d = src[j]
+        dst[j] = t if t < d else d
+
+
+@njit(cache=True, nogil=True)
+def _fw_kouter(D, i0, i1, j0, j1, k0, k1, tmp):
+    # Floyd-Warshall relaxations in the true FW order (k outermost); used for
+    # blocks that depend on themselves (diagonal, row and column blocks).
+    L = j1 - j0
+    t = tmp[:L]
+    for k in range(k0, k1):
+        dk = D[k, j0:j1]
+        for i in range(i0, i1):
+            di = D[i, j0:j1]
+            _minplus_row(di, dk, D[i, k], t)
+            di[:] = t
+
+
+@njit(cache=True, nogil=True)
+def _fw_independent(D, i0, i1, j0, j1, k0, k1, tmp_a, tmp_b):
+    # min-plus update of block (I, J) from final blocks (I, K) and (K, J):
+    # independent of the order of k, so the cache-friendly i-k-j order is
+    # used, ping-ponging between two row buffers.
+    L = j1 - j0
+    a = tmp_a[:L]
+    b = tmp_b[:L]
+    for i in range(i0, i1):
+        a[:] = D[i, j0:j1]
+        k = k0
+        while k + 1 < k1:
+            _minplus_row(a, D[k, j0:j1], D[i, k], b)
+            _minplus_row(b, D[k + 1, j0:j1], D[i, k + 1], a)
+            k += 2
+        if k < k1:
+            _minplus_row(a, D[k, j0:j1], D[i, k], b)
+            a[:] = b
+        D[i, j0:j1] = a
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def apsp(D):
+    """All-pairs shortest-path lengths in place (blocked Floyd-Warshall).
+
+    Parameters
+    ----------
+    D : ndarray (n, n), float32 or float64
+        Non-negative edge lengths on entry (``inf`` for a missing edge, 0 on
+        the diagonal), shortest-path lengths on exit.
+
+    The blocked order (Venkataraman, Sahni & Mukhopadhyaya 2003) keeps the
+    working blocks in cache; the independent blocks of each round run in
+    parallel (the result does not depend on the number of threads).  Paths
+    are recovered afterwards by :func:`violated_paths` (only for the few
+    edges that need them), which keeps this kernel a pure vectorised
+    min-plus update.
+    """
+    n = D.shape[0]
+    B = _BLOCK
+    nb = (n + B - 1) // B
+    for kb in range(nb):
+        k0 = kb * B
+        k1 = min(n, k0 + B)
+        tmp = np.empty(B, dtype=D.dtype)
+        _fw_kouter(D, k0, k1, k0, k1, k0, k1, tmp)
+        # row and column blocks of round kb
+        for t in prange(2 * nb):
+            bb = t // 2
+            if bb == kb:
+                continue
+            b0 = bb * B
+            b1 = min(n, b0 + B)
+            tmp2 = np.empty(B, dtype=D.dtype)
+            if t % 2 == 0:
+                _fw_kouter(D, k0, k1, b0, b1, k0, k1, tmp2)
+            else:
+                _fw_kouter(D, b0, b1, k0, k1, k0, k1, tmp2)
+        # all other blocks
+        for ib in prange(nb):
+            if ib == kb:
+                continue
+            i0 = ib * B
+            i1 = min(n, i0 + B)
+            ta = np.empty(B, dtype=D.dtype)
+            tb = np.empty(B, dtype=D.dtype)
+            for jb in range(nb):
+                if jb == kb:
+                    continue
+                j0 = jb * B
+                j1 = min(n, j0 + B)
+                _fw_independent(D, i0, i1, j0, j1, k0, k1, ta, tb)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _next_hop(X, D, a, v, skip):
+    # node b != a minimising X[a, b] + D[b, v] (b == skip excluded)
+    n = X.shape[0]
+    best = np.inf
+    arg = -1
+    xa = X[a]
+    for b in range(n):
+        if b == a or b == skip:
+            continue
+        t = xa[b] + D[b, v]
+        if t < best:
+            best = t
+            arg = b
+    return arg
+
+
+@njit(cache=True, nogil=True)
+def _walk(X, D, u, v, n, buf):
+    # Shortest u-v path avoiding the direct edge, following the argmin of
+    # X[a, b] + D[b, v]; returns its length in nodes after u (0 on failure)
+    # and writes the nodes to buf.
+    a = u
+    length = 0
+    b = _next_hop(X, D, a, v, v)
+    while length < n:
+        if b < 0:
+            return 0
+        buf[length] = b
+        length += 1
+        if b == v:
+            return length
+        a = b
+        b = _next_hop(X, D, a, v, -1)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def violated_paths(X, D, n, threshold, edge_mask):
+    """Cycle constraints violated by more than ``threshold``.
+
+    ``X`` holds the current edge lengths (float64, symmetric) and ``D`` the
+    shortest-path lengths computed from them by :func:`apsp` (float32 or
+    float64).  For every edge ``uv`` (``u < v``, ``edge_mask[e]`` true) with
+    ``X[u, v] - D[u, v] > threshold`` (compared in ``D``'s precision) a
+    shortest ``u``-``v`` path that does not use the edge itself is recovered
+    hop by hop, and its exact (float64) violation ``X[u, v] - sum_P X``
+    decides whether it is returned.
+
+    Returns
+    -------
+    cons_edge : int64 (k,)
+    ptr : int64 (k + 1,)
+    path : int32 (ptr[-1],)  edge ids of the paths, from u to v
+    max_violation : float  largest ``X[u, v] - D[u, v]`` over masked edges
+    """
+    maxv = 0.0
+    cap = 1024
+    cons_edge = np.empty(cap, dtype=np.int64)
+    ptr = np.zeros(cap + 1, dtype=np.int64)
+    pcap = 4096
+    path = np.empty(pcap, dtype=np.int32)
+    buf = np.empty(n + 1, dtype=np.int64)
+    c = 0
+    p = 0
+    rounded = np.empty(1, dtype=D.dtype)
+    e = 0
+    for u in range(n):
+        for v in range(u + 1, n):
+            if edge_mask[e]:
+                # compare in D's precision: an edge that is its own shortest
+                # path then has violation exactly 0
+                rounded[0] = max(X[u, v], 0.0)
+                viol = rounded[0] - D[u, v]
+                if viol > maxv:
+                    maxv = viol
+                if viol > threshold:
+                    length = _walk(X, D, u, v, n, buf)
+                    if length > 0:
+                        s = X[u, v]
+                        a = u
+                        for q in range(length):
+                            s -= X[a, buf[q]]
+                            a = buf[q]
+                        if s > threshold:
+                            if c == cap:
+                                cap *= 2
+                                ce2 = np.empty(cap, dtype=np.int64)
+                                ce2[:c] = cons_edge[:c]
+                                cons_edge = ce2
+                                pt2 = np.zeros(cap + 1, dtype=np.int64)
+                                pt2[:c + 1] = ptr[:c + 1]
+                                ptr = pt2
+                            while p + length > pcap:
+                                pcap *= 2
+                                pa2 = np.empty(pcap, dtype=np.int32)
+                                pa2[:p] = path[:p]
+                                path = pa2
+                            a = u
+                            for q in range(length):
+                                path[p] = edge_id(a, buf[q], n)
+                                p += 1
+                                a = buf[q]
+                            cons_edge[c] = e
+                            c += 1
+                            ptr[c] = p
+            e += 1
+    return cons_edge[:c].copy(), ptr[:c + 1].copy(), path[:p].copy(), maxv
+
+
+# ---------------------------------------------------------------------------
+# Hildreth projections (squared / weighted squared L2)
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def project_paths_l2(x, winv, cons_edge, ptr, path, z, start, stop):
+    """One Hildreth pass over cycle constraints ``start <= c < stop``.
+
+    Weighted squared L2 (``f(x) = 1/2 sum_e w_e x_e^2``): the projection of
+    ``x`` onto ``x_e - sum_P x_f <= 0`` moves ``x_e`` by ``-delta / w_e`` and
+    every path edge by ``+delta / w_f``, with Hildreth's correction
+    (:func:`metric_estimators._kernels.bregman.hildreth_correction`)
+    ``delta = max(theta, -z_c)``, ``theta = (x_e - sum_P x_f) /
+    (1/w_e + sum_P 1/w_f)``; the dual becomes ``z_c + delta >= 0``.
+
+    Returns
+    -------
+    residual : float
+        Largest complementary-slackness residual met during the pass:
+        ``|x_e - sum_P x_f|`` for constraints with a positive dual, the
+        violation ``max(0, x_e - sum_P x_f)`` for the others.
+    """
+    resid = 0.0
+    for c in range(start, stop):
+        e = cons_edge[c]
+        s = x[e]
+        den = winv[e]
+        for p in range(ptr[c], ptr[c + 1]):
+            f = path[p]
+            s -= x[f]
+            den += winv[f]
+        zc = z[c]
+        r = abs(s) if zc > 0.0 else max(s, 0.0)
+        if r > resid:
+            resid = r
+        # Hildreth: step c = min(z, -theta) towards the half-space's
+        # interior, i.e. the primal moves by delta = -c along -W^-1 a
+        step, z[c] = hildreth_correction(zc, -s / den)
+        delta = -step
+        if delta != 0.0:
+            x[e] -= delta * winv[e]
+            for p in range(ptr[c], ptr[c + 1]):
+                f = path[p]
+                x[f] += delta * winv[f]
+    return resid
+
+
+@njit(cache=True, nogil=True)
+def project_pairs_cc(x, f, d, w, pair_edge, zA, zB):
+    """Hildreth pass over the pair constraints of the correlation-clustering LP.
+
+    For each weighted pair ``k`` (edge ``e = pair_edge[k]``, target ``d_k`` in
+    {0, 1}, weight ``w_k > 0``): ``x_e - f_k <= d_k`` and ``-x_e - f_k <= -d_k``
+    (so ``f_k >= |x_e - d_k|``), with metric ``x`` of weight 1 and ``f`` of
+    weight ``w_k`` in the regulariser (Veldt et al. 2019).
+
+    Returns the largest complementary-slackness residual (as
+    :func:`project_paths_l2`).
+    """
+    resid = 0.0
+    for k in range(pair_edge.shape[0]):
+        e = pair_edge[k]
+        wi = 1.0 / w[k]
+        den = 1.0 + wi
+        # x_e - f_k <= d_k
+        s = x[e] - f[k] - d[k]
+        zc = zA[k]
+        r = abs(s) if zc > 0.0 else max(s, 0.0)
+        if r > resid:
+            resid = r
+        step, zA[k] = hildreth_correction(zc, -s / den)
+        delta = -step
+        x[e] -= delta
+        f[k] += delta * wi
+        # -x_e - f_k <= -d_k
+        s = d[k] - x[e] - f[k]
+        zc = zB[k]
+        r = abs(s) if zc > 0.0 else max(s, 0.0)
+        if r > resid:
+            resid = r
+        step, zB[k] = hildreth_correction(zc, -s / den)
+        delta = -step
+        x[e] += delta
+        f[k] += delta * wi
+    return resid
+
+
+# ---------------------------------------------------------------------------
+# Active-set bookkeeping: de-duplication by hashing, forgetting
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def constraint_hashes(cons_edge, ptr, path):
+    """64-bit hash of each constraint (its edge and ordered path); never 0."""
+    k = cons_edge.shape[0]
+    out = np.empty(k, dtype=np.uint64)
+    for c in range(k):
+        h = np.uint64(cons_edge[c]) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(1)
+        for p in range(ptr[c], ptr[c + 1]):
+            h ^= np.uint64(path[p]) + np.uint64(0x632BE59BD9B4E019)
+            h *= np.uint64(0xBF58476D1CE4E5B9)
+            h ^= h >> np.uint64(29)
+        if h == np.uint64(0):
+            h = np.uint64(1)
+        out[c] = h
+    return out
+
+
+@njit(cache=True, nogil=True)
+def build_hash_table(hashes):
+    """Open-addressing table (power-of-two size >= 2 len) holding ``hashes``."""
+    size = 16
+    while size < 2 * hashes.shape[0] + 1:
+        size *= 2
+    table = np.zeros(size, dtype=np.uint64)
+    mask = np.uint64(size - 1)
+    for c in range(hashes.shape[0]):
+        h = hashes[c]
+        slot = h & mask
+        while table[slot] != np.uint64(0) and table[slot] != h:
+            slot = (slot + np.uint64(1)) & mask
+        table[slot] = h
+    return table
+
+
+@njit(cache=True, nogil=True)
+def filter_new(table, hashes):
+    """Boolean mask of the ``hashes`` not in ``table`` (first occurrence only)."""
+    size = table.shape[0]
+    mask = np.uint64(size - 1)
+    keep = np.zeros(hashes.shape[0], dtype=np.bool_)
+    for c in range(hashes.shape[0]):
+        h = hashes[c]
+        slot = h & mask
+        found = False
+        while table[slot] != np.uint64(0):
+            if table[slot] == h:
+                found = True
+                break
+            slot = (slot + np.uint64(1)) & mask
+        keep[c] = not found
+    # duplicates within the new batch itself
+    seen = build_hash_table(hashes[keep])
+    # (a new batch rarely holds duplicates: one path per edge)
+    ssize = seen.shape[0]
+    smask = np.uint64(ssize - 1)
+    used = np.zeros(ssize, dtype=np.bool_)
+    for c in range(hashes.shape[0]):
+        if not keep[c]:
+            continue
+        h = hashes[c]
+        slot = h & smask
+        while seen[slot] != h:
+            slot = (slot + np.uint64(1)) & smask
+        if used[slot]:
+            keep[c] = False
+        else:
+            used[slot] = True
+    return keep
+
+
+@njit(cache=True, nogil=True)
+def compact_constraints(cons_edge, ptr, path, z, hashes, keep):
+    """Keep the constraints with ``keep[c]`` (the forget step), in order."""
+    k = 0
+    plen = 0
+    for c in range(cons_edge.shape[0]):
+        if keep[c]:
+            k += 1
+            plen += ptr[c + 1] - ptr[c]
+    ce = np.empty(k, dtype=np.int64)
+    pt = np.empty(k + 1, dtype=np.int64)
+    pa = np.empty(plen, dtype=np.int32)
+    zz = np.empty(k, dtype=np.float64)
+    hh = np.empty(k, dtype=np.uint64)
+    pt[0] = 0
+    q = 0
+    p = 0
+    for c in range(cons_edge.shape[0]):
+        if keep[c]:
+            ce[q] = cons_edge[c]
+            zz[q] = z[c]
+            hh[q] = hashes[c]
+            for r in range(ptr[c], ptr[c + 1]):
+                pa[p] = path[r]
+                p += 1
+            q += 1
+            pt[q] = p
+    return ce, pt, pa, zz, hh
