@@ -22,6 +22,7 @@ from threadpoolctl import threadpool_limits
 from ._kernels.lmnn import (
     laplacian_product,
     pair_sqdist,
+    pair_uniform,
     target_sqdist,
     threshold_block,
     triplet_loss_weights,
@@ -92,7 +93,7 @@ class _ImpostorSet:
     missing, so the returned ``L`` is a stationary point of the exact loss.
     """
 
-    def __init__(self, y_idx, has_targets, max_impostors):
+    def __init__(self, y_idx, has_targets, max_impostors, seed=0):
         self.y_idx = y_idx
         self.has_targets = has_targets
         self.max_impostors = max_impostors
@@ -104,7 +105,8 @@ class _ImpostorSet:
         self.n_changes = 0  # searches that found missing active impostors
         self.interval = 1
         self.since_search = None  # None: never searched
-        self.truncated = False
+        self.fraction = 1.0  # sampling fraction of impostor pairs
+        self.seed = int(seed)
 
     def tick(self):
         """Count one solver iteration; True when a search is due."""
@@ -141,65 +143,62 @@ class _ImpostorSet:
 
     # -- searches --------------------------------------------------------
     def _search(self, Z, R):
-        """All (anchor, impostor) pairs within ``scale * R`` of the anchors.
+        """All (anchor, impostor) pairs within ``_SLACK * R`` of the anchors.
 
-        ``scale`` starts at ``_SLACK``; if more than ``max_impostors`` pairs
-        are found it is lowered on the fly so that only the closest pairs (in
-        units of each anchor's radius) are kept, which also bounds memory.
-        Below 1 the loss is truncated: a warning says so and the stored
-        pairs are then treated as complete.
+        If more than ``max_impostors`` are found, the push term is estimated
+        on a fixed pseudo-random subset of all impostor pairs: pair ``(i, l)``
+        is kept iff its hash-derived number ``u(i, l)`` is below the sampling
+        ``fraction``, and the push weight is divided by ``fraction``.  The
+        subset does not depend on ``L``, so the sampled objective is one
+        fixed function that L-BFGS can minimise (unlike sampling afresh at
+        every evaluation); the fraction only ever decreases, on the fly, which
+        also bounds the search's memory.
         """
         sq = np.einsum("ij,ij->i", Z, Z)
         R_safe = np.where(self.has_targets, R, -np.inf)
+        rho = _SLACK * R_safe
         # Inner products in float32 halve the cost of the search; their
         # round-off (~1e-7 |z|^2) must stay far below the slack of the radius
         # (at least 0.5 R >= 0.5), else float64 is used.
         Zs = Z.astype(np.float32) if sq.max(initial=0.0) < 1e5 else Z
-        acc_i, acc_l, acc_r = [], [], []
+        acc_i, acc_l = [], []
         n_acc = 0
-        scale = _SLACK
         cap = self.max_impostors
+        n = self.n_samples
+        start_fraction = self.fraction
         for rows, cols in self._blocks():
-            rho = scale * R_safe
             G = Zs[rows] @ Zs[cols].T
-            a, b, dist = threshold_block(
-                G, sq[rows], sq[cols], rho[rows], rho[cols], rows, cols, True
+            a, b = threshold_block(
+                G, sq[rows], sq[cols], rho[rows], rho[cols], rows, cols, True,
+                n, self.seed, self.fraction,
             )
             if a.size == 0:
                 continue
             acc_i.append(a)
             acc_l.append(b)
-            acc_r.append(dist / R_safe[a])
             n_acc += a.size
-            if n_acc > 2 * cap:
-                acc_i, acc_l, acc_r, scale = self._prune(acc_i, acc_l, acc_r, cap)
-                n_acc = cap
-        if n_acc > cap:
-            acc_i, acc_l, acc_r, scale = self._prune(acc_i, acc_l, acc_r, cap)
+            if n_acc > cap:
+                # shrink the fraction so that about cap / 2 pairs remain
+                self.fraction *= 0.5 * cap / n_acc
+                i = np.concatenate(acc_i)
+                l_ = np.concatenate(acc_l)
+                keep = pair_uniform(i, l_, n, self.seed) < self.fraction
+                acc_i, acc_l = [i[keep]], [l_[keep]]
+                n_acc = int(keep.sum())
+        if self.fraction < start_fraction:
+            self.n_changes += start_fraction < 1.0 or self.since_search is not None
+            if start_fraction == 1.0:
+                warnings.warn(
+                    f"More than max_impostors={cap} impostor pairs are "
+                    "active; the push term is estimated on a fixed random "
+                    f"subset of impostor pairs (fraction {self.fraction:.3g}). "
+                    "Increase max_impostors for the exact LMNN loss.",
+                    UserWarning,
+                )
         if not acc_i:
             empty = np.empty(0, dtype=np.int64)
             return empty, empty
-        if scale < 1.0:
-            if not self.truncated:  # warn once per fit
-                warnings.warn(
-                    f"More than max_impostors={cap} impostor pairs are "
-                    "active; only the closest are kept, so the loss is "
-                    "truncated. Increase max_impostors for the exact LMNN "
-                    "loss.",
-                    UserWarning,
-                )
-            self.truncated = True
         return np.concatenate(acc_i), np.concatenate(acc_l)
-
-    @staticmethod
-    def _prune(acc_i, acc_l, acc_r, cap):
-        i = np.concatenate(acc_i)
-        l_ = np.concatenate(acc_l)
-        r = np.concatenate(acc_r)
-        keep = np.argpartition(r, cap)[:cap]
-        scale = float(r[np.argpartition(r, cap)[cap]])  # smallest dropped ratio
-        keep = keep[r[keep] < scale]
-        return [i[keep]], [l_[keep]], [r[keep]], scale
 
     def _blocks(self):
         """Yield (rows, cols) blocks covering every pair of different classes
@@ -238,7 +237,8 @@ class _LMNNObjective:
             imps.refresh(Z, R)
         d_imp = pair_sqdist(Z, imps.imp_i, imps.imp_l)
         push, w_target, w_imp, n_active = triplet_loss_weights(
-            td, targets, imps.imp_i, d_imp, self.push_weight, self.squared
+            td, targets, imps.imp_i, d_imp, self.push_weight / imps.fraction,
+            self.squared,
         )
         pull_weight = 1.0 - self.push_weight
         loss = pull_weight * td[self.valid].sum() + push
@@ -311,8 +311,11 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         pull term.  Named as in metric-learn.
 
     max_impostors : int, default=500_000
-        Most impostor pairs kept at once.  If more are active, the closest
-        are kept and a warning says the loss is truncated.
+        Most impostor pairs kept at once (memory: about 40 bytes each).  If
+        more are near-active, the push term is estimated on a fixed random
+        subset of all impostor pairs, reweighted to stay unbiased, with a
+        warning; the subset depends on ``random_state`` only, so the
+        objective stays a fixed smooth function of ``L``.
 
     solver : {'lbfgs', 'subgradient'}, default='lbfgs'
         ``'lbfgs'``: squared hinge with scipy's L-BFGS-B.  ``'subgradient'``:
@@ -328,7 +331,8 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         and time to stdout.
 
     random_state : int, RandomState instance or None, default=None
-        Used by ``init='random'`` and ``init='pca'``.
+        Used by ``init='random'``, ``init='pca'`` and the impostor subset
+        drawn when ``max_impostors`` is exceeded.
 
     Attributes
     ----------
@@ -462,7 +466,8 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         )
         targets = find_target_neighbors(X, y_idx, self.n_neighbors)
         impostors = _ImpostorSet(
-            y_idx, (targets >= 0).any(axis=1), self.max_impostors
+            y_idx, (targets >= 0).any(axis=1), self.max_impostors,
+            seed=rng.randint(np.iinfo(np.int32).max),
         )
         objective = _LMNNObjective(
             X, targets, impostors, self.regularization,

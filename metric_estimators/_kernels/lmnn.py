@@ -138,45 +138,74 @@ def laplacian_product(X, targets, w_target, imp_i, imp_l, w_imp):
     return out
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
 @njit(**_OPTS)
-def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols, symmetric):
+def _pair_uniform(a, b, n, seed):
+    """A fixed pseudo-random number in [0, 1) for the ordered pair (a, b)
+    (splitmix64 of the pair's index; the same for every L)."""
+    z = np.uint64(a) * np.uint64(n) + np.uint64(b) + (np.uint64(seed) + np.uint64(1)) * _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(**_OPTS)
+def pair_uniform(a, b, n, seed):
+    """Vectorised :func:`_pair_uniform` over pairs ``(a[p], b[p])``."""
+    out = np.empty(a.shape[0])
+    for p in range(a.shape[0]):
+        out[p] = _pair_uniform(a[p], b[p], n, seed)
+    return out
+
+
+@njit(**_OPTS)
+def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
+                    symmetric, n, seed, fraction):
     """Pairs of a block that fall inside a margin radius.
 
     ``G = Z[rows] @ Z[cols].T``; the squared distance of entry (a, b) is
     ``sq_rows[a] + sq_cols[b] - 2 G[a, b]``.  Returns the (anchor, impostor)
     pairs ``(rows[a], cols[b])`` with distance ``< rho_rows[a]`` and, if
     ``symmetric``, also ``(cols[b], rows[a])`` with distance ``< rho_cols[b]``
-    (each unordered pair is then scanned once for both anchors), with their
-    squared distances.
+    (each unordered pair is then scanned once for both anchors).  With
+    ``fraction < 1`` only pairs whose fixed pseudo-random number
+    (:func:`_pair_uniform`) is below ``fraction`` are returned.
     """
     na, nb = G.shape
+    sample = fraction < 1.0
     count = 0
     for a in range(na):
         ra = rho_rows[a]
         sa = sq_rows[a]
         for b in range(nb):
             v = sa + sq_cols[b] - 2.0 * G[a, b]
-            if v < ra:
+            if v < ra and (not sample or _pair_uniform(rows[a], cols[b], n, seed) < fraction):
                 count += 1
-            if symmetric and v < rho_cols[b]:
+            if symmetric and v < rho_cols[b] and (
+                not sample or _pair_uniform(cols[b], rows[a], n, seed) < fraction
+            ):
                 count += 1
     anchors = np.empty(count, dtype=np.int64)
     imps = np.empty(count, dtype=np.int64)
-    dist = np.empty(count)
     q = 0
     for a in range(na):
         ra = rho_rows[a]
         sa = sq_rows[a]
         for b in range(nb):
             v = sa + sq_cols[b] - 2.0 * G[a, b]
-            if v < ra:
+            if v < ra and (not sample or _pair_uniform(rows[a], cols[b], n, seed) < fraction):
                 anchors[q] = rows[a]
                 imps[q] = cols[b]
-                dist[q] = v
                 q += 1
-            if symmetric and v < rho_cols[b]:
+            if symmetric and v < rho_cols[b] and (
+                not sample or _pair_uniform(cols[b], rows[a], n, seed) < fraction
+            ):
                 anchors[q] = cols[b]
                 imps[q] = rows[a]
-                dist[q] = v
                 q += 1
-    return anchors, imps, dist
+    return anchors, imps
