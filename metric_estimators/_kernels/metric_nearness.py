@@ -173,15 +173,17 @@ def apsp(D):
 
 @njit(cache=True, nogil=True, inline="always")
 def _next_hop(X, D, a, v, skip):
-    # node b != a minimising X[a, b] + D[b, v] (b == skip excluded)
+    # node b != a minimising X[a, b] + D[v, b] (b == skip excluded); D is
+    # symmetric, and its row v is read contiguously
     n = X.shape[0]
     best = np.inf
     arg = -1
     xa = X[a]
+    dv = D[v]
     for b in range(n):
         if b == a or b == skip:
             continue
-        t = xa[b] + D[b, v]
+        t = xa[b] + dv[b]
         if t < best:
             best = t
             arg = b
@@ -189,13 +191,14 @@ def _next_hop(X, D, a, v, skip):
 
 
 @njit(cache=True, nogil=True)
-def _walk(X, D, u, v, n, buf):
+def _walk(X, D, u, v, n, buf, first):
     # Shortest u-v path avoiding the direct edge, following the argmin of
-    # X[a, b] + D[b, v]; returns its length in nodes after u (0 on failure)
-    # and writes the nodes to buf.
+    # X[a, b] + D[b, v] from the first hop ``first``; returns its length in
+    # nodes after u (0 on failure) and writes the nodes to buf.
     a = u
     length = 0
-    b = _next_hop(X, D, a, v, v)
+    b = first
+    rounded = np.empty(1, dtype=D.dtype)
     while length < n:
         if b < 0:
             return 0
@@ -204,11 +207,38 @@ def _walk(X, D, u, v, n, buf):
         if b == v:
             return length
         a = b
-        b = _next_hop(X, D, a, v, -1)
+        # the direct edge a-v is a shortest path (the usual last hop): no scan
+        rounded[0] = max(X[a, v], 0.0)
+        if rounded[0] <= D[v, a]:
+            b = v
+        else:
+            b = _next_hop(X, D, a, v, -1)
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
+def _first_hops(X, D, n, threshold, edge_mask, hop1, rowmax):
+    # For every edge u < v violated by more than threshold (compared in D's
+    # precision, so that an edge that is its own shortest path has violation
+    # exactly 0), the first node of a shortest u-v path avoiding the edge;
+    # -1 for the other edges.  The O(n) scans run in parallel over u.
+    for u in prange(n):
+        rounded = np.empty(1, dtype=D.dtype)
+        base = u * n - (u * (u + 1)) // 2 - u - 1
+        best = 0.0
+        for v in range(u + 1, n):
+            e = base + v
+            hop1[e] = -1
+            if edge_mask[e]:
+                rounded[0] = max(X[u, v], 0.0)
+                viol = rounded[0] - D[u, v]
+                if viol > best:
+                    best = viol
+                if viol > threshold:
+                    hop1[e] = _next_hop(X, D, u, v, v)
+        rowmax[u] = best
+
+
 def violated_paths(X, D, n, threshold, edge_mask):
     """Cycle constraints violated by more than ``threshold``.
 
@@ -227,7 +257,19 @@ def violated_paths(X, D, n, threshold, edge_mask):
     path : int32 (ptr[-1],)  edge ids of the paths, from u to v
     max_violation : float  largest ``X[u, v] - D[u, v]`` over masked edges
     """
-    maxv = 0.0
+    m = n * (n - 1) // 2
+    hop1 = np.empty(m, dtype=np.int32)
+    rowmax = np.zeros(n, dtype=np.float64)
+    _first_hops(X, D, n, threshold, edge_mask, hop1, rowmax)
+    maxv = float(rowmax.max()) if n > 0 else 0.0
+    ce, ptr, path = _collect_paths(X, D, n, threshold, hop1)
+    return ce, ptr, path, maxv
+
+
+@njit(cache=True, nogil=True)
+def _collect_paths(X, D, n, threshold, hop1):
+    # serial part of violated_paths: walk from the first hops, keep paths
+    # whose exact violation exceeds the threshold (CSR output, in edge order)
     cap = 1024
     cons_edge = np.empty(cap, dtype=np.int64)
     ptr = np.zeros(cap + 1, dtype=np.int64)
@@ -236,19 +278,12 @@ def violated_paths(X, D, n, threshold, edge_mask):
     buf = np.empty(n + 1, dtype=np.int64)
     c = 0
     p = 0
-    rounded = np.empty(1, dtype=D.dtype)
     e = 0
     for u in range(n):
         for v in range(u + 1, n):
-            if edge_mask[e]:
-                # compare in D's precision: an edge that is its own shortest
-                # path then has violation exactly 0
-                rounded[0] = max(X[u, v], 0.0)
-                viol = rounded[0] - D[u, v]
-                if viol > maxv:
-                    maxv = viol
-                if viol > threshold:
-                    length = _walk(X, D, u, v, n, buf)
+            if hop1[e] >= 0:
+                if True:
+                    length = _walk(X, D, u, v, n, buf, hop1[e])
                     if length > 0:
                         s = X[u, v]
                         a = u
@@ -278,7 +313,7 @@ def violated_paths(X, D, n, threshold, edge_mask):
                             c += 1
                             ptr[c] = p
             e += 1
-    return cons_edge[:c].copy(), ptr[:c + 1].copy(), path[:p].copy(), maxv
+    return cons_edge[:c].copy(), ptr[:c + 1].copy(), path[:p].copy()
 
 
 # ---------------------------------------------------------------------------

@@ -205,8 +205,9 @@ def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
     pass_budget : float or None
         Cost of one oracle call in the same units as the number of stored
         path entries (``ActiveSet.nnz``); the number of passes between two
-        oracle calls is ``clip(pass_budget / nnz, 1, max_passes)`` (passes
-        stop earlier once the residual is below ``tol_abs``).  ``None``
+        oracle calls is ``clip(pass_budget / nnz, 1, max_passes)``, or
+        ``max_passes`` when the oracle returned nothing new (passes stop
+        earlier once the residual is below ``tol_abs``).  ``None``
         means ``max_passes``.  A deterministic rule, so results are
         reproducible.
     fixed_pass : callable ``fixed_pass(x) -> residual`` or None
@@ -260,7 +261,9 @@ def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
             break
         start = len(active)
         added = active.add(edge, ptr, path)
-        if pass_budget is None:
+        if pass_budget is None or added == 0:
+            # nothing new from the oracle: the active set is right, only the
+            # duals need to settle, so spend the whole pass allowance
             n_pass = max_passes
         else:
             n_pass = int(np.clip(pass_budget / max(active.nnz, 1), 1,

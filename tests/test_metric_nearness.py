@@ -1,0 +1,291 @@
+"""MetricNearness / Project and Forget (Sonthalia & Gilbert, JMLR 2022)."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from scipy import sparse
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+
+from metric_estimators.nearness import MetricNearness
+from metric_estimators.solvers.oracles import DenseShortestPathOracle
+from metric_estimators.solvers.project_forget import ActiveSet
+from metric_estimators._kernels.metric_nearness import (
+    apsp, edge_id, matrix_to_edges,
+)
+
+cp = pytest.importorskip("cvxpy")
+
+
+def random_dissimilarity(n, seed=0, kind="normal"):
+    rng = np.random.default_rng(seed)
+    if kind == "normal":
+        A = np.abs(rng.standard_normal((n, n)))
+    else:
+        A = rng.random((n, n))
+    A = np.triu(A, 1)
+    return A + A.T
+
+
+def triples(n):
+    i, j, k = np.meshgrid(np.arange(n), np.arange(n), np.arange(n),
+                          indexing="ij")
+    keep = (i < j) & (k != i) & (k != j)
+    return i[keep], j[keep], k[keep]
+
+
+def cvxpy_nearness(D, W=None):
+    n = D.shape[0]
+    d = matrix_to_edges(D)
+    w = np.ones_like(d) if W is None else matrix_to_edges(W)
+    i, j, k = triples(n)
+    eid = np.vectorize(lambda a, b: edge_id(a, b, n))
+    a, b, c = eid(i, j), eid(i, k), eid(k, j)
+    x = cp.Variable(d.size)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(w, cp.square(x - d)))),
+                      [x[a] <= x[b] + x[c]])
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11,
+               tol_feas=1e-11)
+    return prob.value, x.value
+
+
+def max_triangle_violation(M):
+    # max_{i,j,k} M_ij - M_ik - M_kj
+    return float(np.max(M[:, :, None] - M[:, None, :] - M.T[None, :, :]))
+
+
+@pytest.mark.parametrize("n,seed", [(8, 0), (20, 1), (30, 2)])
+def test_objective_matches_cvxpy(n, seed):
+    D = random_dissimilarity(n, seed)
+    est = MetricNearness(tol=1e-9).fit(D)
+    ref, _ = cvxpy_nearness(D)
+    assert est.converged_
+    assert abs(est.objective_ - ref) <= 1e-6 * ref
+    M = est.metric_
+    assert max_triangle_violation(M) <= 1e-9 * D.max() * 1.01
+    np.testing.assert_allclose(M, M.T)
+    assert np.all(np.diag(M) == 0)
+
+
+@pytest.mark.parametrize("n,seed", [(10, 3), (25, 4)])
+def test_weighted_objective_matches_cvxpy(n, seed):
+    D = random_dissimilarity(n, seed)
+    rng = np.random.default_rng(seed + 100)
+    W = rng.uniform(0.1, 5.0, (n, n))
+    W = (W + W.T) / 2
+    est = MetricNearness(tol=1e-9).fit(D, sample_weight=W)
+    ref, _ = cvxpy_nearness(D, W)
+    assert abs(est.objective_ - ref) <= 1e-6 * ref
+    assert max_triangle_violation(est.metric_) <= 1e-9 * D.max() * 1.01
+    # the weights matter: the unweighted solution is worse for this objective
+    M0 = MetricNearness(tol=1e-9).fit_transform(D)
+    iu = np.triu_indices(n, 1)
+    obj0 = np.sum(W[iu] * (M0[iu] - D[iu]) ** 2)
+    assert obj0 > est.objective_ * (1 + 1e-4)
+
+
+@pytest.mark.slow
+def test_objective_matches_cvxpy_n40_weighted():
+    n = 40
+    D = random_dissimilarity(n, 7, kind="uniform")
+    W = np.random.default_rng(8).uniform(0.5, 2.0, (n, n))
+    W = (W + W.T) / 2
+    est = MetricNearness(tol=1e-9).fit(D, sample_weight=W)
+    ref, _ = cvxpy_nearness(D, W)
+    assert abs(est.objective_ - ref) <= 1e-6 * ref
+
+
+def test_metric_input_unchanged():
+    # a metric is its own nearest metric: nothing to project
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 3))
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    est = MetricNearness().fit(D)
+    np.testing.assert_allclose(est.metric_, D, atol=1e-12)
+    assert est.objective_ <= 1e-20
+    assert est.n_active_ == 0
+    assert est.converged_
+
+
+def test_three_points_closed_form():
+    # D = [[0,1,4],[1,0,1],[4,1,0]]: violation 2 shared equally by the 3 edges
+    D = np.array([[0, 1, 4], [1, 0, 1], [4, 1, 0]], dtype=float)
+    M = MetricNearness(tol=1e-12).fit_transform(D)
+    assert M[0, 2] == pytest.approx(4 - 2 / 3)
+    assert M[0, 1] == pytest.approx(1 + 2 / 3)
+    assert M[1, 2] == pytest.approx(1 + 2 / 3)
+
+
+def test_active_set_forgets():
+    n = 60
+    D = random_dissimilarity(n, 5)
+    est = MetricNearness(tol=1e-7).fit(D)
+    n_triangle_constraints = 3 * n * (n - 1) * (n - 2) // 6
+    assert est.n_active_ > 0
+    assert est.n_active_ < 0.05 * n_triangle_constraints
+    h = est.history_
+    assert sum(h["n_forgotten"]) > 0
+    # more constraints were seen than are kept
+    assert sum(h["n_added"]) > est.n_active_
+
+
+def test_stops_only_when_duals_consistent():
+    # the last pass found every remembered constraint tight, within tol
+    D = random_dissimilarity(40, 6)
+    est = MetricNearness(tol=1e-8).fit(D)
+    assert est.converged_
+    assert est.history_["residual"][-1] <= 1e-8 * D.max()
+    assert est.violation_ <= 1e-8
+
+
+def test_convergence_warning_and_history():
+    D = random_dissimilarity(30, 1)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        est = MetricNearness(max_iter=2, tol=1e-12).fit(D)
+    assert est.n_iter_ == 2 and not est.converged_
+    assert est.loss_curve_.shape == (2,)
+    for key in ("objective", "max_violation", "residual", "n_active", "time"):
+        assert len(est.history_[key]) == 2
+
+
+def test_verbose_table(capsys):
+    D = random_dissimilarity(15, 2)
+    MetricNearness(verbose=1).fit(D)
+    out = capsys.readouterr().out
+    assert "Iteration" in out and "Violation" in out and "Active" in out
+    assert len(out.strip().splitlines()) >= 3
+
+
+def test_sparse_graph_matches_cvxpy():
+    # graph metric nearness: the edge lengths of a sparse graph; the solution
+    # is the restriction of some metric on all nodes (cycle inequalities +
+    # non-negativity), computed by cvxpy through a full metric completion
+    rng = np.random.default_rng(3)
+    n = 14
+    A = sparse.random(n, n, density=0.35, random_state=rng, format="coo")
+    A = sparse.triu(A, 1)
+    A = (A + A.T).tocsr()
+    A.data = np.abs(rng.standard_normal(A.nnz)) * 3
+    A = ((A + A.T) / 2).tocsr()
+    est = MetricNearness(tol=1e-10).fit(A)
+    U = sparse.triu(A, 1).tocoo()
+    Y = cp.Variable((n, n), symmetric=True)
+    i, j, k = triples(n)
+    cons = [Y[i, j] <= Y[i, k] + Y[k, j], Y >= 0]
+    obj = cp.sum(cp.square(Y[U.row, U.col] - U.data))
+    ref = cp.Problem(cp.Minimize(obj), cons)
+    ref.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11,
+              tol_feas=1e-11)
+    assert sparse.issparse(est.metric_)
+    assert abs(est.objective_ - ref.value) <= 1e-6 * max(ref.value, 1e-12)
+    M = est.metric_.tocsr()
+    assert (M != M.T).nnz == 0
+
+
+@pytest.mark.parametrize("bad,match", [
+    (np.zeros((3, 4)), "square"),
+    (np.array([[0, 1.0], [2.0, 0]]), "symmetric"),
+    (np.array([[0, -1.0], [-1.0, 0]]), "non-negative"),
+    (np.array([[0, np.nan], [np.nan, 0]]), "NaN"),
+    (np.array([[0, np.inf], [np.inf, 0]]), "NaN or infinity"),
+    (np.array([[1.0, 1.0], [1.0, 0]]), "zero diagonal"),
+    (np.zeros((2, 2, 2)), "square"),
+])
+def test_bad_input(bad, match):
+    with pytest.raises(ValueError, match=match) as exc:
+        MetricNearness().fit(bad)
+    assert "D" in str(exc.value)
+
+
+def test_bad_weights():
+    D = random_dissimilarity(4)
+    with pytest.raises(ValueError, match="sample_weight.*shape"):
+        MetricNearness().fit(D, sample_weight=np.ones((3, 3)))
+    W = np.ones((4, 4))
+    W[0, 1] = W[1, 0] = -1
+    with pytest.raises(ValueError, match="sample_weight.*non-negative"):
+        MetricNearness().fit(D, sample_weight=W)
+    W = np.ones((4, 4))
+    W[0, 1] = 2
+    with pytest.raises(ValueError, match="sample_weight.*symmetric"):
+        MetricNearness().fit(D, sample_weight=W)
+    W = np.ones((4, 4))
+    W[2, 3] = W[3, 2] = np.nan
+    with pytest.raises(ValueError, match="sample_weight.*NaN"):
+        MetricNearness().fit(D, sample_weight=W)
+    with pytest.raises(TypeError, match="D must be a real numeric"):
+        MetricNearness().fit(np.array([["a", "b"], ["c", "d"]]))
+
+
+def test_bad_params():
+    D = random_dissimilarity(4)
+    with pytest.raises(ValueError, match="tol"):
+        MetricNearness(tol=-1).fit(D)
+    with pytest.raises(ValueError, match="max_iter"):
+        MetricNearness(max_iter=0).fit(D)
+
+
+def test_clone_pickle_deterministic():
+    D = random_dissimilarity(25, 9)
+    a = MetricNearness(tol=1e-7).fit(D)
+    b = pickle.loads(pickle.dumps(clone(a))).fit(D)
+    np.testing.assert_array_equal(a.metric_, b.metric_)
+    c = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(a.metric_, c.metric_)
+
+
+def test_tiny_inputs():
+    for n in (1, 2):
+        D = np.zeros((n, n))
+        if n == 2:
+            D[0, 1] = D[1, 0] = 3.0
+        M = MetricNearness().fit_transform(D)
+        np.testing.assert_array_equal(M, D)
+    M = MetricNearness().fit_transform(np.zeros((5, 5)))
+    np.testing.assert_array_equal(M, 0)
+
+
+def test_oracle_finds_shortest_paths():
+    # the oracle's path for each violated edge is a shortest path
+    n = 25
+    D = random_dissimilarity(n, 11)
+    x = matrix_to_edges(D)
+    oracle = DenseShortestPathOracle(n)
+    ce, ptr, path, maxv = oracle(x, 0.0)
+    from scipy.sparse.csgraph import floyd_warshall
+    SP = floyd_warshall(D)
+    iu = np.triu_indices(n, 1)
+    assert maxv == pytest.approx(np.max(D[iu] - SP[iu]))
+    assert ce.size == np.count_nonzero(D[iu] - SP[iu] > 0)
+    for c in range(ce.size):
+        e = ce[c]
+        length = x[path[ptr[c]:ptr[c + 1]]].sum()
+        u, v = iu[0][e], iu[1][e]
+        assert length == pytest.approx(SP[u, v], rel=1e-12)
+        assert e not in path[ptr[c]:ptr[c + 1]]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_apsp_kernel(dtype):
+    from scipy.sparse.csgraph import floyd_warshall
+    for n in (5, 130, 300):
+        D = random_dissimilarity(n, n)
+        R = D.astype(dtype)
+        apsp(R)
+        rtol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(R, floyd_warshall(D), rtol=rtol)
+
+
+def test_active_set_dedup_and_forget():
+    act = ActiveSet()
+    ce = np.array([0, 1], np.int64)
+    ptr = np.array([0, 2, 4], np.int64)
+    path = np.array([1, 2, 0, 2], np.int32)
+    assert act.add(ce, ptr, path) == 2
+    assert act.add(ce, ptr, path) == 0  # duplicates are not stored twice
+    act.z[:] = [0.0, 1.0]
+    assert act.forget() == 1
+    assert len(act) == 1 and act.edge[0] == 1
+    assert act.add(ce, ptr, path) == 1  # forgotten constraints may return
