@@ -483,7 +483,7 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
             x0, np.ones(m), DenseShortestPathOracle(n),
             objective=lp_objective, tol_abs=float(self.tol),
             max_iter=self.max_iter, max_passes=self.max_passes,
-            pass_budget=_PASS_RATIO * float(n) ** 3,
+            pass_budget=_PASS_RATIO * float(n) ** 3, min_passes=10,
             fixed_pass=fixed_pass, add_threshold=float(self.tol) / 10,
             verbose=self.verbose, warning_category=ConvergenceWarning,
         )

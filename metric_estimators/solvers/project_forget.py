@@ -180,7 +180,7 @@ def _print_header():
 
 
 def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
-                       max_passes=20, pass_budget=None, fixed_pass=None,
+                       max_passes=20, pass_budget=None, min_passes=1, fixed_pass=None,
                        add_threshold=None, verbose=0, warn=True,
                        warning_category=UserWarning):
     """Minimise ``1/2 sum_e w_e (x_e - x0_e)^2`` over oracle-given cycle
@@ -210,6 +210,8 @@ def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
         earlier once the residual is below ``tol_abs``).  ``None``
         means ``max_passes``.  A deterministic rule, so results are
         reproducible.
+    min_passes : int
+        Lower bound of that number of passes.
     fixed_pass : callable ``fixed_pass(x) -> residual`` or None
         A Hildreth pass over the problem's explicit constraints (it owns their
         duals), run after every pass over the active set.
@@ -266,8 +268,8 @@ def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
             # duals need to settle, so spend the whole pass allowance
             n_pass = max_passes
         else:
-            n_pass = int(np.clip(pass_budget / max(active.nnz, 1), 1,
-                                 max_passes))
+            n_pass = int(np.clip(pass_budget / max(active.nnz, 1),
+                                 min(min_passes, max_passes), max_passes))
         # the new constraints first, then full passes
         if added:
             active.project(x, winv, start)

@@ -1,0 +1,129 @@
+"""CorrelationClustering: Veldt et al.'s regularised LP + LP-KwikCluster."""
+
+import numpy as np
+import pytest
+from scipy import sparse
+from sklearn.base import clone
+from sklearn.metrics import adjusted_rand_score
+
+from metric_estimators.nearness import (
+    CorrelationClustering, correlation_clustering_cost, pivot_rounding,
+)
+from metric_estimators._kernels.metric_nearness import edge_id, matrix_to_edges
+
+cp = pytest.importorskip("cvxpy")
+
+
+def planted(n, k, p_flip, seed, density=1.0):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, k, n)
+    S = np.where(g[:, None] == g[None], 1.0, -1.0)
+    S[rng.random((n, n)) < p_flip] *= -1
+    S *= rng.uniform(0.5, 2, (n, n))
+    S[rng.random((n, n)) > density] = 0
+    S = np.triu(S, 1)
+    return S + S.T, g
+
+
+def cvxpy_lp(A):
+    n = A.shape[0]
+    a = matrix_to_edges(A)
+    i, j, k = np.meshgrid(np.arange(n), np.arange(n), np.arange(n),
+                          indexing="ij")
+    keep = (i < j) & (k != i) & (k != j)
+    eid = np.vectorize(lambda u, v: edge_id(u, v, n))
+    ea, eb, ec = eid(i[keep], j[keep]), eid(i[keep], k[keep]), eid(k[keep], j[keep])
+    x = cp.Variable(a.size)
+    w = np.abs(a)
+    d = (a < 0).astype(float)
+    p = cp.Problem(cp.Minimize(cp.sum(cp.multiply(w, cp.abs(x - d)))),
+                   [x[ea] <= x[eb] + x[ec], x >= 0, x <= 1])
+    p.solve(solver="CLARABEL")
+    return p.value
+
+
+@pytest.mark.parametrize("n,seed,density", [(30, 0, 1.0), (24, 1, 0.5)])
+def test_lp_matches_cvxpy(n, seed, density):
+    A, _ = planted(n, 3, 0.2, seed, density)
+    cc = CorrelationClustering(gamma=50, tol=1e-4, max_iter=3000,
+                               random_state=0).fit(A)
+    ref = cvxpy_lp(A)
+    assert cc.converged_
+    assert abs(cc.lp_objective_ - ref) <= 1e-3 * ref
+    # the lower bound is valid and tight-ish; the rounding is no better than
+    # the LP (up to the solve's accuracy) and within the LP-KwikCluster range
+    assert cc.lower_bound_ <= ref * (1 + 1e-9)
+    assert cc.lower_bound_ >= 0.95 * ref
+    assert cc.cost_ >= ref * (1 - 1e-6)
+    assert cc.cost_ <= 2.5 * ref
+    X = cc.lp_solution_
+    viol = np.max(X[:, :, None] - X[:, None, :] - X.T[None, :, :])
+    assert viol <= 1e-4 * 1.01
+
+
+def test_lower_bound_below_lp_for_any_gamma():
+    A, _ = planted(20, 2, 0.3, 3)
+    ref = cvxpy_lp(A)
+    for gamma in (1.0, 5.0):
+        cc = CorrelationClustering(gamma=gamma, tol=1e-5, random_state=0).fit(A)
+        assert cc.lower_bound_ <= ref * (1 + 1e-9)
+        assert cc.lp_objective_ >= ref * (1 - 1e-3)
+
+
+def test_recovers_planted_partition():
+    A, g = planted(60, 3, 0.05, 4)
+    labels = CorrelationClustering(random_state=0).fit_predict(A)
+    assert adjusted_rand_score(g, labels) > 0.95
+    assert labels.shape == (60,)
+
+
+def test_sparse_input_and_cost():
+    A, _ = planted(30, 3, 0.1, 5, density=0.4)
+    cc1 = CorrelationClustering(random_state=0).fit(A)
+    cc2 = CorrelationClustering(random_state=0).fit(sparse.csr_matrix(A))
+    np.testing.assert_array_equal(cc1.labels_, cc2.labels_)
+    assert cc1.cost_ == pytest.approx(correlation_clustering_cost(A, cc1.labels_))
+
+
+def test_cost_function():
+    A = np.array([[0, 1, -2], [1, 0, 3], [-2, 3, 0]], dtype=float)
+    assert correlation_clustering_cost(A, [0, 0, 0]) == 2.0
+    assert correlation_clustering_cost(A, [0, 1, 2]) == 4.0
+    assert correlation_clustering_cost(A, [0, 0, 1]) == 3.0
+
+
+def test_pivot_rounding_integral_solution():
+    # an integral LP solution is reproduced exactly by both roundings
+    g = np.array([0, 0, 1, 1, 1, 2])
+    X = (g[:, None] != g[None]).astype(float)
+    for rounding in ("threshold", "probabilistic"):
+        labels = pivot_rounding(X, np.random.default_rng(0), rounding)
+        assert adjusted_rand_score(g, labels) == 1.0
+
+
+def test_reproducible_and_clone():
+    A, _ = planted(25, 2, 0.2, 6)
+    a = CorrelationClustering(random_state=3, rounding="threshold").fit(A)
+    b = clone(a).fit(A)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.lp_objective_ == b.lp_objective_
+
+
+@pytest.mark.parametrize("bad,match,exc", [
+    (np.zeros((2, 3)), "square", ValueError),
+    (np.array([[0, 1.0], [-1.0, 0]]), "symmetric", ValueError),
+    (np.array([[0, np.nan], [np.nan, 0]]), "NaN", ValueError),
+    (np.array([[1.0, 0], [0, 0]]), "diagonal", ValueError),
+    (np.array([["a"]]), "numeric", TypeError),
+])
+def test_bad_input(bad, match, exc):
+    with pytest.raises(exc, match=match):
+        CorrelationClustering().fit(bad)
+
+
+def test_bad_params():
+    A, _ = planted(5, 2, 0.0, 0)
+    with pytest.raises(ValueError, match="gamma"):
+        CorrelationClustering(gamma=0).fit(A)
+    with pytest.raises(ValueError, match="rounding"):
+        CorrelationClustering(rounding="best").fit(A)
