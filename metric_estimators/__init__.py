@@ -20,3 +20,8 @@ __all__ += ["OMDML", "LODML"]
 from .itml import ITML, ITML_Supervised  # noqa: E402
 
 __all__ += ["ITML", "ITML_Supervised"]
+
+from .nearness import CorrelationClustering, MetricNearness  # noqa: E402
+from .project_and_forget import ProjectAndForget  # noqa: E402
+
+__all__ += ["MetricNearness", "CorrelationClustering", "ProjectAndForget"]

@@ -1,0 +1,67 @@
+"""numba kernel: block scan of all labelled pairs for violated ITML constraints.
+
+Used by :class:`metric_estimators.ProjectAndForget` as its oracle
+(Sonthalia & Gilbert, JMLR 2022): instead of a random subset of pairs, every
+same-class / different-class pair is checked against the current metric, one
+block of rows at a time (memory ``O(block * n)``).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["scan_pair_block"]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def scan_pair_block(Z, sq, y, i0, i1, low, high, tol, active_row_start,
+                    active_cols, keep_i, keep_j, keep_v, counts, rowmax):
+    """Violated pairs ``(i, j)``, ``i0 <= i < i1``, ``i < j``.
+
+    A same-class pair is violated when ``d(i, j) > low (1 + tol)``, a
+    different-class pair when ``d(i, j) < high (1 - tol)``, with
+    ``d(i, j) = sq[i] + sq[j] - 2 Z[i] . Z[j]`` the squared learned distance
+    (``Z = X L^T``).  The pairs listed as row ``i``'s sorted partners
+    ``active_cols[active_row_start[i]:active_row_start[i + 1]]`` are skipped
+    (the caller lists the active set there, and the different-class pairs of
+    identical points, which no metric can separate).
+
+    Output per row ``r = i - i0`` in the preallocated ``keep_*[r, :]`` (a
+    ring buffer: the last ``keep_i.shape[1]`` hits of the row; ``counts[r]`` is the total number
+    of violated pairs of row ``i``, ``rowmax[r]`` the largest relative
+    violation ``delta (d - xi0) / xi0``).
+    """
+    n = Z.shape[0]
+    d = Z.shape[1]
+    cap = keep_i.shape[1]
+    for r in prange(i1 - i0):
+        i = i0 + r
+        zi = Z[i]
+        a = active_row_start[i]
+        b = active_row_start[i + 1]
+        ptr = a
+        cnt = 0
+        best = 0.0
+        for j in range(i + 1, n):
+            while ptr < b and active_cols[ptr] < j:
+                ptr += 1
+            if ptr < b and active_cols[ptr] == j:
+                continue
+            dot = 0.0
+            zj = Z[j]
+            for k in range(d):
+                dot += zi[k] * zj[k]
+            dist = sq[i] + sq[j] - 2.0 * dot
+            if y[i] == y[j]:
+                viol = (dist - low) / low
+            else:
+                viol = (high - dist) / high
+            if viol > best:
+                best = viol
+            if viol > tol:
+                slot = cnt % cap
+                keep_i[r, slot] = i
+                keep_j[r, slot] = j
+                keep_v[r, slot] = viol
+                cnt += 1
+        counts[r] = cnt
+        rowmax[r] = best

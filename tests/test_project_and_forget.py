@@ -1,0 +1,117 @@
+"""ProjectAndForget learner (Sonthalia & Gilbert, JMLR 2022; ITML objective)."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_iris, load_wine, make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import train_test_split
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_estimator
+
+from metric_estimators.itml import ITML_Supervised
+from metric_estimators.project_and_forget import ProjectAndForget
+
+
+def test_check_estimator():
+    check_estimator(ProjectAndForget(max_iter=30, random_state=0))
+
+
+@pytest.mark.parametrize("load", [load_iris, load_wine])
+def test_knn_accuracy_at_least_itml(load):
+    X, y = load(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y,
+                                          random_state=0)
+
+    def acc(est):
+        pipe = make_pipeline(StandardScaler(), est, KNeighborsClassifier(3))
+        return pipe.fit(Xtr, ytr).score(Xte, yte)
+
+    pf = ProjectAndForget(random_state=0)
+    a_pf = acc(pf)
+    a_itml = acc(ITML_Supervised(random_state=0))
+    assert a_pf >= a_itml
+    assert pf.converged_
+
+
+def _all_pair_violations(est, X, y):
+    """Brute force: relative violation of every labelled pair."""
+    M = est.get_mahalanobis_matrix()
+    low, high = est.bounds_
+    i, j = np.triu_indices(X.shape[0], 1)
+    V = X[i] - X[j]
+    dist = np.einsum("ij,jk,ik->i", V, M, V)
+    same = y[i] == y[j]
+    xi = np.where(same, low, high)
+    key = i * X.shape[0] + j
+    akey = est.active_pairs_[:, 0] * X.shape[0] + est.active_pairs_[:, 1]
+    pos = {k: c for c, k in enumerate(akey)}
+    for idx, k in enumerate(key):
+        if k in pos:
+            xi[idx] = est.slack_[pos[k]]
+    sign = np.where(same, 1.0, -1.0)
+    return sign * (dist - xi) / xi, same
+
+
+def test_reported_satisfied_constraints_are_satisfied():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    est = ProjectAndForget(tol=1e-4, random_state=0).fit(X, y)
+    viol, same = _all_pair_violations(est, X, y)
+    # every pair the model reports as satisfied (all of them, at convergence,
+    # within tol relative, the active ones against their slack) is satisfied
+    assert est.converged_
+    assert est.max_violation_ <= 1e-4
+    assert viol.max() <= 1e-4 * (1 + 1e-6) + 1e-9
+    assert est.n_pairs_ == viol.size
+    # the active set is far smaller than the set of all pairs
+    assert 0 < est.n_active_ < 0.5 * viol.size
+    assert np.all(est.duals_ > 0)
+
+
+def test_hard_constraints_and_bounds():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    est = ProjectAndForget(gamma=10.0, random_state=0).fit(X, y, bounds=(1.0, 4.0))
+    np.testing.assert_array_equal(est.bounds_, [1.0, 4.0])
+    viol, _ = _all_pair_violations(est, X, y)
+    assert viol.max() <= 1e-3 * (1 + 1e-6) + 1e-9
+
+
+def test_convergence_warning_verbose(capsys):
+    X, y = make_classification(60, 5, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        est = ProjectAndForget(max_iter=1, verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "Iteration" in out and "Active" in out
+    assert est.n_iter_ == 1 and est.loss_curve_.shape == (1,)
+
+
+def test_reproducible_pickle_transform():
+    X, y = make_classification(80, 4, n_informative=3, n_redundant=0,
+                               random_state=1)
+    a = ProjectAndForget(random_state=3).fit(X, y)
+    b = clone(a).fit(X, y)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    c = pickle.loads(pickle.dumps(a))
+    np.testing.assert_allclose(c.transform(X), X @ a.components_.T)
+    metric = a.get_metric()
+    d = metric(X[0], X[1])
+    assert d == pytest.approx(np.linalg.norm(a.components_ @ (X[0] - X[1])))
+
+
+def test_identical_points_of_different_classes():
+    X = np.array([[0.0, 0], [0, 0], [1, 1], [2, 2], [3, 1], [0, 3]])
+    y = np.array([0, 1, 0, 1, 0, 1])
+    est = ProjectAndForget(random_state=0, max_iter=50).fit(X, y)
+    assert np.all(np.isfinite(est.components_))
+    assert est.n_pairs_ == 15 - 1
+
+
+def test_single_class_error():
+    with pytest.raises(ValueError, match="2 classes"):
+        ProjectAndForget().fit(np.random.rand(10, 2), np.zeros(10))
