@@ -294,7 +294,8 @@ class ITML(PairsClassifierMixin, _BaseITML):
         bounds : (low, high) or None
             Bounds on *squared* distances, ``0 < low <= high``.  Default: the
             5th and 95th percentiles of squared prior distances between the
-            distinct points of ``pairs``.
+            distinct points of ``pairs`` (at most 1000 of them, drawn with
+            ``random_state``; pairs of identical points are not counted).
         calibration_params : dict or None
             Keyword arguments of :meth:`calibrate_threshold`, run on the
             training pairs at the end of ``fit``.
