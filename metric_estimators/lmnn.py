@@ -25,6 +25,7 @@ from ._kernels.lmnn import (
     pair_uniform,
     target_sqdist,
     threshold_block,
+    point_hashes,
     triplet_loss_weights,
 )
 from ._validation import validate_points
@@ -107,6 +108,7 @@ class _ImpostorSet:
         self.since_search = None  # None: never searched
         self.fraction = 1.0  # sampling fraction of impostor pairs
         self.seed = int(seed)
+        self.hashes = None  # per-point hashes, made once sampling is needed
 
     def tick(self):
         """Count one solver iteration; True when a search is due."""
@@ -166,11 +168,13 @@ class _ImpostorSet:
         cap = self.max_impostors
         n = self.n_samples
         start_fraction = self.fraction
+        if self.hashes is None:
+            self.hashes = point_hashes(n, self.seed)
         for rows, cols in self._blocks():
             G = Zs[rows] @ Zs[cols].T
             a, b = threshold_block(
                 G, sq[rows], sq[cols], rho[rows], rho[cols], rows, cols, True,
-                n, self.seed, self.fraction,
+                self.hashes, self.fraction,
             )
             if a.size == 0:
                 continue
@@ -182,7 +186,7 @@ class _ImpostorSet:
                 self.fraction *= 0.5 * cap / n_acc
                 i = np.concatenate(acc_i)
                 l_ = np.concatenate(acc_l)
-                keep = pair_uniform(i, l_, n, self.seed) < self.fraction
+                keep = pair_uniform(i, l_, self.hashes) < self.fraction
                 acc_i, acc_l = [i[keep]], [l_[keep]]
                 n_acc = int(keep.sum())
         if self.fraction < start_fraction:

@@ -144,28 +144,40 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
 @njit(**_OPTS)
-def _pair_uniform(a, b, n, seed):
-    """A fixed pseudo-random number in [0, 1) for the ordered pair (a, b)
-    (splitmix64 of the pair's index; the same for every L)."""
-    z = np.uint64(a) * np.uint64(n) + np.uint64(b) + (np.uint64(seed) + np.uint64(1)) * _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    z = z ^ (z >> np.uint64(31))
+def point_hashes(n, seed):
+    """Two fixed 64-bit hashes per point (splitmix64 of its index), one for
+    its role as anchor, one as impostor; combined by :func:`_pair_uniform`."""
+    out = np.empty((2, n), dtype=np.uint64)
+    for role in range(2):
+        for i in range(n):
+            z = (np.uint64(2 * i + role) + np.uint64(seed)) * _GOLDEN
+            z = (z ^ (z >> np.uint64(30))) * _MIX1
+            z = (z ^ (z >> np.uint64(27))) * _MIX2
+            out[role, i] = z ^ (z >> np.uint64(31))
+    return out
+
+
+@njit(inline="always", **_OPTS)
+def _pair_uniform(ha, hb):
+    """A fixed pseudo-random number in [0, 1) for an ordered pair, from the
+    anchor's and the impostor's point hashes (independent of L)."""
+    z = (ha ^ (hb * _GOLDEN)) * _MIX1
+    z = z ^ (z >> np.uint64(29))
     return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit(**_OPTS)
-def pair_uniform(a, b, n, seed):
-    """Vectorised :func:`_pair_uniform` over pairs ``(a[p], b[p])``."""
+def pair_uniform(a, b, hashes):
+    """:func:`_pair_uniform` of the pairs ``(a[p], b[p])``."""
     out = np.empty(a.shape[0])
     for p in range(a.shape[0]):
-        out[p] = _pair_uniform(a[p], b[p], n, seed)
+        out[p] = _pair_uniform(hashes[0, a[p]], hashes[1, b[p]])
     return out
 
 
 @njit(**_OPTS)
 def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
-                    symmetric, n, seed, fraction):
+                    symmetric, hashes, fraction):
     """Pairs of a block that fall inside a margin radius.
 
     ``G = Z[rows] @ Z[cols].T``; the squared distance of entry (a, b) is
@@ -177,35 +189,37 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
     (:func:`_pair_uniform`) is below ``fraction`` are returned.
     """
     na, nb = G.shape
-    sample = fraction < 1.0
-    count = 0
+    # pass 1: an upper bound of the output size (no hashing)
+    bound = 0
     for a in range(na):
         ra = rho_rows[a]
         sa = sq_rows[a]
         for b in range(nb):
             v = sa + sq_cols[b] - 2.0 * G[a, b]
-            if v < ra and (not sample or _pair_uniform(rows[a], cols[b], n, seed) < fraction):
-                count += 1
-            if symmetric and v < rho_cols[b] and (
-                not sample or _pair_uniform(cols[b], rows[a], n, seed) < fraction
-            ):
-                count += 1
-    anchors = np.empty(count, dtype=np.int64)
-    imps = np.empty(count, dtype=np.int64)
+            bound += (v < ra) + (symmetric and v < rho_cols[b])
+    anchors = np.empty(bound, dtype=np.int64)
+    imps = np.empty(bound, dtype=np.int64)
+    if bound == 0:
+        return anchors, imps
+    sample = fraction < 1.0
     q = 0
     for a in range(na):
         ra = rho_rows[a]
         sa = sq_rows[a]
+        ia = rows[a]
+        ha_anchor = hashes[0, ia]
+        ha_imp = hashes[1, ia]
         for b in range(nb):
             v = sa + sq_cols[b] - 2.0 * G[a, b]
-            if v < ra and (not sample or _pair_uniform(rows[a], cols[b], n, seed) < fraction):
-                anchors[q] = rows[a]
-                imps[q] = cols[b]
+            ib = cols[b]
+            if v < ra and (not sample or _pair_uniform(ha_anchor, hashes[1, ib]) < fraction):
+                anchors[q] = ia
+                imps[q] = ib
                 q += 1
             if symmetric and v < rho_cols[b] and (
-                not sample or _pair_uniform(cols[b], rows[a], n, seed) < fraction
+                not sample or _pair_uniform(hashes[0, ib], ha_imp) < fraction
             ):
-                anchors[q] = cols[b]
-                imps[q] = rows[a]
+                anchors[q] = ib
+                imps[q] = ia
                 q += 1
-    return anchors, imps
+    return anchors[:q], imps[:q]
