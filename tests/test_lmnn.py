@@ -387,3 +387,41 @@ def test_reference_targets_agree_with_sklearn():
         m = np.flatnonzero(y == c)
         nn = NearestNeighbors(n_neighbors=3).fit(X[m]).kneighbors(X[m], return_distance=False)
         np.testing.assert_array_equal(m[nn[:, 1:]], t[m])
+
+
+def test_impostor_subsample_is_fixed_and_unbiased():
+    """Beyond max_impostors the push term uses a fixed hash-chosen subset of
+    all impostor pairs: the same subset at every L, reweighted by 1/fraction."""
+    from metric_estimators._kernels.lmnn import pair_uniform, point_hashes
+    import metric_estimators.lmnn as mod
+
+    X, y = make_classification(
+        n_samples=300, n_features=5, n_informative=3, n_classes=3, random_state=0
+    )
+    _, y_idx = np.unique(y, return_inverse=True)
+    targets = find_target_neighbors(X, y_idx, 3)
+    has = (targets >= 0).any(axis=1)
+    exact = _LMNNObjective(X, targets, _ImpostorSet(y_idx, has, 10**9), 0.5, True, 5)
+    loss_exact, _ = exact(np.eye(5).ravel())
+    n_pairs = exact.impostors.imp_i.size
+    sampled_set = _ImpostorSet(y_idx, has, n_pairs // 4, seed=3)
+    sampled = _LMNNObjective(X, targets, sampled_set, 0.5, True, 5)
+    with pytest.warns(UserWarning, match="fixed random"):
+        loss_sampled, _ = sampled(np.eye(5).ravel())
+    frac = sampled_set.fraction
+    assert 0 < frac < 0.5
+    assert sampled_set.imp_i.size <= n_pairs // 4
+    assert loss_sampled == pytest.approx(loss_exact, rel=0.1)
+    # at another L the search returns exactly the brute-force pairs of the
+    # same subset
+    rng = np.random.RandomState(0)
+    L2 = np.eye(5) + 0.3 * rng.randn(5, 5)
+    Z = X @ L2.T
+    D = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    R = D[np.arange(300)[:, None], targets].max(1) + 1
+    a, b = sampled_set._search(Z, R)
+    assert sampled_set.fraction == frac  # no further shrinking needed here
+    H = point_hashes(300, 3)
+    ii, ll = np.nonzero((y[:, None] != y[None]) & (D < mod._SLACK * R[:, None]))
+    keep = pair_uniform(ii, ll, H) < frac
+    assert set(zip(a.tolist(), b.tolist())) == set(zip(ii[keep].tolist(), ll[keep].tolist()))
