@@ -10,7 +10,8 @@ nearness, as we construct them here):
 
 Every solve runs in a fresh subprocess (peak RSS from ``getrusage``), after a
 tiny warm-up fit that loads the numba cache.  Methods: ``MetricNearness``
-(Project and Forget), the triangle-fixing baseline of Brickell et al. 2008
+(Project and Forget; ``pf``: triangle oracle, the default; ``pf_sp``: the
+shortest-path oracle), the triangle-fixing baseline of Brickell et al. 2008
 (``benchmarks/triangle_fixing.py``, n <= --tf-max), cvxpy + Clarabel
 (n <= --cvxpy-max).  Tolerance: largest violation <= tol * max(D).
 
@@ -34,6 +35,7 @@ import json, resource, sys, time, warnings
 import numpy as np
 sys.path.insert(0, {here!r})
 n, kind, method, tol, seed = {n}, {kind!r}, {method!r}, {tol}, {seed}
+oracle = "shortest_path" if method == "pf_sp" else "triangle"
 
 def instance(n, kind, seed):
     rng = np.random.default_rng(seed)
@@ -52,12 +54,12 @@ def instance(n, kind, seed):
 D = instance(n, kind, seed)
 iu = np.triu_indices(n, 1)
 out = {{"n": n, "kind": kind, "method": method}}
-if method == "pf":
+if method in ("pf", "pf_sp"):
     from metric_estimators.nearness import MetricNearness
     MetricNearness().fit(instance(20, kind, 1))  # load the numba cache
     t = time.perf_counter()
     with warnings.catch_warnings(record=True):
-        est = MetricNearness(tol=tol, max_iter=2000).fit(D)
+        est = MetricNearness(tol=tol, max_iter=2000, oracle=oracle).fit(D)
     out["time"] = time.perf_counter() - t
     M = est.metric_
     out.update(objective=est.objective_, n_iter=est.n_iter_,
@@ -126,6 +128,10 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-6)
     ap.add_argument("--tf-max", type=int, default=700)
     ap.add_argument("--cvxpy-max", type=int, default=60)
+    ap.add_argument("--sp-max", type=int, default=1000,
+                    help="largest n for the shortest-path oracle (pf_sp)")
+    ap.add_argument("--skip", nargs="*", default=[],
+                    help="methods to skip (pf, pf_sp, tf, cvxpy)")
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=os.path.join(HERE, "results", "metric_nearness.json"))
@@ -137,10 +143,13 @@ def main():
     for kind in args.kinds:
         for n in args.sizes:
             methods = ["pf"]
+            if n <= args.sp_max:
+                methods.append("pf_sp")
             if n <= args.tf_max:
                 methods.append("tf")
             if n <= args.cvxpy_max:
                 methods.append("cvxpy")
+            methods = [m for m in methods if m not in args.skip]
             for method in methods:
                 load = os.getloadavg()
                 r = run(n, kind, method, args.tol, args.seed, args.timeout)

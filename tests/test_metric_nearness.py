@@ -56,10 +56,11 @@ def max_triangle_violation(M):
     return float(np.max(M[:, :, None] - M[:, None, :] - M.T[None, :, :]))
 
 
+@pytest.mark.parametrize("oracle", ["triangle", "shortest_path"])
 @pytest.mark.parametrize("n,seed", [(8, 0), (20, 1), (30, 2)])
-def test_objective_matches_cvxpy(n, seed):
+def test_objective_matches_cvxpy(n, seed, oracle):
     D = random_dissimilarity(n, seed)
-    est = MetricNearness(tol=1e-9).fit(D)
+    est = MetricNearness(tol=1e-9, oracle=oracle).fit(D)
     ref, _ = cvxpy_nearness(D)
     assert est.converged_
     assert abs(est.objective_ - ref) <= 1e-6 * ref
@@ -71,6 +72,7 @@ def test_objective_matches_cvxpy(n, seed):
 
 @pytest.mark.parametrize("n,seed", [(10, 3), (25, 4)])
 def test_weighted_objective_matches_cvxpy(n, seed):
+    # weighted, on 0/1-like data with ties (many equal distances)
     D = random_dissimilarity(n, seed)
     rng = np.random.default_rng(seed + 100)
     W = rng.uniform(0.1, 5.0, (n, n))
@@ -225,6 +227,21 @@ def test_bad_params():
         MetricNearness(tol=-1).fit(D)
     with pytest.raises(ValueError, match="max_iter"):
         MetricNearness(max_iter=0).fit(D)
+    with pytest.raises(ValueError, match="oracle"):
+        MetricNearness(oracle="bfs").fit(D)
+
+
+def test_zero_one_data_both_oracles_agree():
+    # 0/1 dissimilarities (many zero distances: long shortest paths)
+    rng = np.random.default_rng(4)
+    L = rng.random((25, 4)) < 0.3
+    D = np.where((L.astype(int) @ L.T.astype(int)) > 0, 0.0, 1.0)
+    np.fill_diagonal(D, 0)
+    a = MetricNearness(tol=1e-9, oracle="triangle").fit(D)
+    b = MetricNearness(tol=1e-9, oracle="shortest_path").fit(D)
+    ref, _ = cvxpy_nearness(D)
+    assert abs(a.objective_ - ref) <= 1e-6 * ref
+    assert abs(b.objective_ - ref) <= 1e-6 * ref
 
 
 def test_clone_pickle_deterministic():

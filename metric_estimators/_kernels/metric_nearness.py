@@ -172,30 +172,50 @@ def apsp(D):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _next_hop(X, D, a, v, skip):
-    # node b != a minimising X[a, b] + D[v, b] (b == skip excluded); D is
-    # symmetric, and its row v is read contiguously
+def _next_hop(X, D, a, v, skip, mark, stamp, eps):
+    # A node b != a on a shortest a-v path: minimises X[a, b] + D[v, b]
+    # (b == skip and nodes already on the path, mark[b] == stamp, excluded).
+    # Among the (near-)minimisers, within the rounding ``eps``, one whose
+    # direct edge to v is a shortest path wins (the path then ends at the
+    # next hop), else the one closest to v, so that zero-length edges do not
+    # send the walk sideways.  D is symmetric; its row v is read contiguously.
     n = X.shape[0]
     best = np.inf
-    arg = -1
     xa = X[a]
     dv = D[v]
     for b in range(n):
-        if b == a or b == skip:
+        if b == a or b == skip or mark[b] == stamp:
             continue
         t = xa[b] + dv[b]
         if t < best:
             best = t
-            arg = b
+    if best == np.inf:
+        return -1
+    limit = best + eps * abs(best)
+    arg = -1
+    bestd = np.inf
+    xv = X[v]
+    for b in range(n):
+        if b == a or b == skip or mark[b] == stamp:
+            continue
+        if xa[b] + dv[b] <= limit:
+            if xv[b] <= dv[b] + eps * dv[b]:
+                # b's direct edge to v is a shortest path: the walk ends in
+                # one more hop (the shortest such walk is preferred)
+                return b
+            if dv[b] < bestd:
+                bestd = dv[b]
+                arg = b
     return arg
 
 
 @njit(cache=True, nogil=True)
-def _walk(X, D, u, v, n, buf, first):
+def _walk(X, D, u, v, n, buf, first, mark, stamp, eps):
     # Shortest u-v path avoiding the direct edge, following the argmin of
-    # X[a, b] + D[b, v] from the first hop ``first``; returns its length in
+    # X[a, b] + D[b, v] from the first hop ``first``, never revisiting a node
+    # (zero-length edges would otherwise allow cycles); returns its length in
     # nodes after u (0 on failure) and writes the nodes to buf.
-    a = u
+    mark[u] = stamp
     length = 0
     b = first
     rounded = np.empty(1, dtype=D.dtype)
@@ -206,22 +226,24 @@ def _walk(X, D, u, v, n, buf, first):
         length += 1
         if b == v:
             return length
+        mark[b] = stamp
         a = b
         # the direct edge a-v is a shortest path (the usual last hop): no scan
         rounded[0] = max(X[a, v], 0.0)
         if rounded[0] <= D[v, a]:
             b = v
         else:
-            b = _next_hop(X, D, a, v, -1)
+            b = _next_hop(X, D, a, v, -1, mark, stamp, eps)
     return 0
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _first_hops(X, D, n, threshold, edge_mask, hop1, rowmax):
+def _first_hops(X, D, n, threshold, edge_mask, hop1, rowmax, eps):
     # For every edge u < v violated by more than threshold (compared in D's
     # precision, so that an edge that is its own shortest path has violation
     # exactly 0), the first node of a shortest u-v path avoiding the edge;
     # -1 for the other edges.  The O(n) scans run in parallel over u.
+    nomark = np.zeros(n, dtype=np.int64)  # read-only: no node excluded
     for u in prange(n):
         rounded = np.empty(1, dtype=D.dtype)
         base = u * n - (u * (u + 1)) // 2 - u - 1
@@ -235,7 +257,7 @@ def _first_hops(X, D, n, threshold, edge_mask, hop1, rowmax):
                 if viol > best:
                     best = viol
                 if viol > threshold:
-                    hop1[e] = _next_hop(X, D, u, v, v)
+                    hop1[e] = _next_hop(X, D, u, v, v, nomark, -1, eps)
         rowmax[u] = best
 
 
@@ -260,14 +282,15 @@ def violated_paths(X, D, n, threshold, edge_mask):
     m = n * (n - 1) // 2
     hop1 = np.empty(m, dtype=np.int32)
     rowmax = np.zeros(n, dtype=np.float64)
-    _first_hops(X, D, n, threshold, edge_mask, hop1, rowmax)
+    eps = 8.0 * float(np.finfo(D.dtype).eps)
+    _first_hops(X, D, n, threshold, edge_mask, hop1, rowmax, eps)
     maxv = float(rowmax.max()) if n > 0 else 0.0
-    ce, ptr, path = _collect_paths(X, D, n, threshold, hop1)
+    ce, ptr, path = _collect_paths(X, D, n, threshold, hop1, eps)
     return ce, ptr, path, maxv
 
 
 @njit(cache=True, nogil=True)
-def _collect_paths(X, D, n, threshold, hop1):
+def _collect_paths(X, D, n, threshold, hop1, eps):
     # serial part of violated_paths: walk from the first hops, keep paths
     # whose exact violation exceeds the threshold (CSR output, in edge order)
     cap = 1024
@@ -276,6 +299,7 @@ def _collect_paths(X, D, n, threshold, hop1):
     pcap = 4096
     path = np.empty(pcap, dtype=np.int32)
     buf = np.empty(n + 1, dtype=np.int64)
+    mark = np.zeros(n, dtype=np.int64)
     c = 0
     p = 0
     e = 0
@@ -283,7 +307,7 @@ def _collect_paths(X, D, n, threshold, hop1):
         for v in range(u + 1, n):
             if hop1[e] >= 0:
                 if True:
-                    length = _walk(X, D, u, v, n, buf, hop1[e])
+                    length = _walk(X, D, u, v, n, buf, hop1[e], mark, e + 1, eps)
                     if length > 0:
                         s = X[u, v]
                         a = u
@@ -507,3 +531,112 @@ def compact_constraints(cons_edge, ptr, path, z, hashes, keep):
             q += 1
             pt[q] = p
     return ce, pt, pa, zz, hh
+
+
+# ---------------------------------------------------------------------------
+# Triangle oracle: min-plus square X (x) X, then one argmin scan per violated
+# edge (paths of two edges only)
+# ---------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def minplus_square(X, out):
+    """``out[i, j] = min_k X[i, k] + X[k, j]`` (blocked, parallel).
+
+    With a zero diagonal the terms ``k = i`` and ``k = j`` equal ``X[i, j]``,
+    so ``X[i, j] - out[i, j] > 0`` exactly when some triangle through the
+    edge ``ij`` is violated.
+    """
+    n = X.shape[0]
+    B = _BLOCK
+    nb = (n + B - 1) // B
+    for ib in prange(nb):
+        i0 = ib * B
+        i1 = min(n, i0 + B)
+        ta = np.empty(B, dtype=X.dtype)
+        tb = np.empty(B, dtype=X.dtype)
+        for jb in range(nb):
+            j0 = jb * B
+            j1 = min(n, j0 + B)
+            L = j1 - j0
+            a = ta[:L]
+            b = tb[:L]
+            for i in range(i0, i1):
+                a[:] = np.inf
+                k = 0
+                while k + 1 < n:
+                    _minplus_row(a, X[k, j0:j1], X[i, k], b)
+                    _minplus_row(b, X[k + 1, j0:j1], X[i, k + 1], a)
+                    k += 2
+                if k < n:
+                    _minplus_row(a, X[k, j0:j1], X[i, k], b)
+                    a[:] = b
+                out[i, j0:j1] = a
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _triangle_hops(X, M, n, threshold, edge_mask, hop, rowmax):
+    for u in prange(n):
+        base = u * n - (u * (u + 1)) // 2 - u - 1
+        best = 0.0
+        xu = X[u]
+        for v in range(u + 1, n):
+            e = base + v
+            hop[e] = -1
+            if edge_mask[e]:
+                viol = xu[v] - M[u, v]
+                if viol > best:
+                    best = viol
+                if viol > threshold:
+                    xv = X[v]
+                    bb = -1
+                    bt = np.inf
+                    for w in range(n):
+                        if w == u or w == v:
+                            continue
+                        t = xu[w] + xv[w]
+                        if t < bt:
+                            bt = t
+                            bb = w
+                    if xu[v] - bt > threshold:
+                        hop[e] = bb
+        rowmax[u] = best
+
+
+@njit(cache=True, nogil=True)
+def _collect_triangles(n, hop):
+    k = 0
+    for e in range(hop.shape[0]):
+        if hop[e] >= 0:
+            k += 1
+    ce = np.empty(k, dtype=np.int64)
+    ptr = np.empty(k + 1, dtype=np.int64)
+    path = np.empty(2 * k, dtype=np.int32)
+    ptr[0] = 0
+    c = 0
+    e = 0
+    for u in range(n):
+        for v in range(u + 1, n):
+            w = hop[e]
+            if w >= 0:
+                ce[c] = e
+                path[2 * c] = edge_id(u, w, n)
+                path[2 * c + 1] = edge_id(w, v, n)
+                c += 1
+                ptr[c] = 2 * c
+            e += 1
+    return ce, ptr, path
+
+
+def violated_triangles(X, M, n, threshold, edge_mask):
+    """Most violated triangle of every edge violated by more than ``threshold``.
+
+    ``M = minplus_square(X)``; returns ``(cons_edge, ptr, path, max_violation)``
+    as :func:`violated_paths`, with paths of two edges.
+    """
+    m = n * (n - 1) // 2
+    hop = np.empty(m, dtype=np.int32)
+    rowmax = np.zeros(n)
+    _triangle_hops(X, M, n, threshold, edge_mask, hop, rowmax)
+    ce, ptr, path = _collect_triangles(n, hop)
+    return ce, ptr, path, float(rowmax.max()) if n else 0.0
