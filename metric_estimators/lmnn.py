@@ -25,6 +25,7 @@ from ._kernels.lmnn import (
     pair_uniform,
     target_sqdist,
     threshold_block,
+    eligible_pairs,
     point_hashes,
     triplet_loss_weights,
 )
@@ -38,6 +39,9 @@ __all__ = ["LMNN"]
 _SLACK = 1.5
 # Entries of a distance block computed at once (memory ~ 8 bytes each).
 _BLOCK = 1 << 21
+# Sampled searches switch to the fixed list of eligible pairs when it holds
+# at most this many times max_impostors pairs.
+_ELIGIBLE_FACTOR = 10
 # Below this n_samples * n_features * n_components, BLAS runs single-threaded.
 _SMALL_BLAS = 5e7
 
@@ -109,6 +113,7 @@ class _ImpostorSet:
         self.fraction = 1.0  # sampling fraction of impostor pairs
         self.seed = int(seed)
         self.hashes = None  # per-point hashes, made once sampling is needed
+        self.eligible = None  # (anchors, impostors) that sampling can return
 
     def tick(self):
         """Count one solver iteration; True when a search is due."""
@@ -156,9 +161,11 @@ class _ImpostorSet:
         every evaluation); the fraction only ever decreases, on the fly, which
         also bounds the search's memory.
         """
-        sq = np.einsum("ij,ij->i", Z, Z)
         R_safe = np.where(self.has_targets, R, -np.inf)
         rho = _SLACK * R_safe
+        if self.eligible is not None:
+            return self._search_eligible(Z, rho)
+        sq = np.einsum("ij,ij->i", Z, Z)
         # Inner products in float32 halve the cost of the search; their
         # round-off (~1e-7 |z|^2) must stay far below the slack of the radius
         # (at least 0.5 R >= 0.5), else float64 is used.
@@ -199,10 +206,28 @@ class _ImpostorSet:
                     "Increase max_impostors for the exact LMNN loss.",
                     UserWarning,
                 )
+        expected = self.fraction * float(n) * n
+        if self.fraction < 1.0 and expected <= _ELIGIBLE_FACTOR * cap:
+            # from now on only the fixed eligible pairs need distances
+            self.eligible = eligible_pairs(self.y_idx, self.hashes, self.fraction)
         if not acc_i:
             empty = np.empty(0, dtype=np.int64)
             return empty, empty
         return np.concatenate(acc_i), np.concatenate(acc_l)
+
+    def _search_eligible(self, Z, rho):
+        """Sampled search restricted to the eligible pairs: O(#eligible * c)
+        instead of O(n^2 c); returns exactly what a full scan would."""
+        ei, el = self.eligible
+        keep = pair_sqdist(Z, ei, el) < rho[ei]
+        n_keep = int(keep.sum())
+        if n_keep > self.max_impostors:
+            self.fraction *= 0.5 * self.max_impostors / n_keep
+            sel = pair_uniform(ei, el, self.hashes) < self.fraction
+            ei, el, keep = ei[sel], el[sel], keep[sel]
+            self.eligible = (ei, el)
+            self.n_changes += 1
+        return ei[keep], el[keep]
 
     def _blocks(self):
         """Yield (rows, cols) blocks covering every pair of different classes

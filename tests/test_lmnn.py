@@ -389,12 +389,14 @@ def test_reference_targets_agree_with_sklearn():
         np.testing.assert_array_equal(m[nn[:, 1:]], t[m])
 
 
-def test_impostor_subsample_is_fixed_and_unbiased():
+@pytest.mark.parametrize("eligible_factor", [0, 10**9])
+def test_impostor_subsample_is_fixed_and_unbiased(eligible_factor, monkeypatch):
     """Beyond max_impostors the push term uses a fixed hash-chosen subset of
     all impostor pairs: the same subset at every L, reweighted by 1/fraction."""
     from metric_estimators._kernels.lmnn import pair_uniform, point_hashes
     import metric_estimators.lmnn as mod
 
+    monkeypatch.setattr(mod, "_ELIGIBLE_FACTOR", eligible_factor)
     X, y = make_classification(
         n_samples=300, n_features=5, n_informative=3, n_classes=3, random_state=0
     )
@@ -410,6 +412,8 @@ def test_impostor_subsample_is_fixed_and_unbiased():
         loss_sampled, _ = sampled(np.eye(5).ravel())
     frac = sampled_set.fraction
     assert 0 < frac < 0.5
+    # with a large factor, later searches use the list of eligible pairs
+    assert (sampled_set.eligible is not None) == (eligible_factor > 0)
     assert sampled_set.imp_i.size <= n_pairs // 4
     assert loss_sampled == pytest.approx(loss_exact, rel=0.1)
     # at another L the search returns exactly the brute-force pairs of the

@@ -223,3 +223,30 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
                 imps[q] = ia
                 q += 1
     return anchors[:q], imps[:q]
+
+
+@njit(**_OPTS)
+def eligible_pairs(y_idx, hashes, fraction):
+    """Every ordered pair ``(a, b)`` of different classes whose fixed
+    pseudo-random number is below ``fraction``: the only pairs a sampled
+    impostor search can ever return, whatever L is."""
+    n = y_idx.shape[0]
+    count = 0
+    for a in range(n):
+        ha = hashes[0, a]
+        ya = y_idx[a]
+        for b in range(n):
+            if y_idx[b] != ya and _pair_uniform(ha, hashes[1, b]) < fraction:
+                count += 1
+    anchors = np.empty(count, dtype=np.int64)
+    imps = np.empty(count, dtype=np.int64)
+    q = 0
+    for a in range(n):
+        ha = hashes[0, a]
+        ya = y_idx[a]
+        for b in range(n):
+            if y_idx[b] != ya and _pair_uniform(ha, hashes[1, b]) < fraction:
+                anchors[q] = a
+                imps[q] = b
+                q += 1
+    return anchors, imps
