@@ -4,7 +4,8 @@ solved by Project and Forget) on networkx-generated graphs.
 A graph ``G`` becomes a complete signed graph: ``A_ij = +1`` for an edge,
 ``-1`` for a non-edge (the standard construction for correlation clustering
 of an unsigned graph, e.g. Veldt et al.'s LambdaCC with lambda = 1/2).
-Graphs: ``planted``: ``networkx.planted_partition_graph(k, n/k, p_in, p_out)``;
+Graphs: ``planted``: ``networkx.planted_partition_graph(k, n/k, 0.9, 0.1)`` with
+k = n / 100 communities (k >= 2);
 ``lfr``: ``networkx.LFR_benchmark_graph`` (tau1=3, tau2=1.5, mu=0.1).
 
 Reported: time to tolerance (largest triangle / pair violation <= tol on the
@@ -36,7 +37,7 @@ from sklearn.metrics import adjusted_rand_score
 n, graph, method, tol, gamma, seed = {n}, {graph!r}, {method!r}, {tol}, {gamma}, {seed}
 if graph == "planted":
     k = max(2, n // 100)
-    G = nx.planted_partition_graph(k, n // k, 0.5, 0.05, seed=seed)
+    G = nx.planted_partition_graph(k, n // k, 0.9, 0.1, seed=seed)
     truth = np.repeat(np.arange(k), n // k)
     n = k * (n // k)
 else:

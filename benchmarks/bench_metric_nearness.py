@@ -121,6 +121,34 @@ def run(n, kind, method, tol, seed, timeout):
             "error": (p.stderr or p.stdout)[-400:]}
 
 
+def report(results):
+    """Markdown table of the JSON results, one row per (kind, n, method)."""
+    names = {"pf": "MetricNearness (triangle oracle)",
+             "pf_sp": "MetricNearness (shortest-path oracle)",
+             "tf": "triangle fixing (Brickell et al. 2008)",
+             "cvxpy": "cvxpy + Clarabel"}
+    order = {"pf": 0, "pf_sp": 1, "tf": 2, "cvxpy": 3}
+    lines = ["| instance | n | method | time (s) | objective | oracle calls / sweeps "
+             "| active set | max triangle violation (rel.) | peak RSS (GB) "
+             "| load avg (1 min) before |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(results, key=lambda q: (q["kind"], q["n"], order.get(q["method"], 9))):
+        if "error" in r:
+            lines.append(f"| {r['kind']} | {r['n']} | {names.get(r['method'], r['method'])} "
+                         f"| {r['error'][:60]} | | | | | | |")
+            continue
+        it = r.get("n_iter", r.get("sweeps", ""))
+        viol = r.get("max_triangle_violation_rel")
+        lines.append(
+            f"| {r['kind']} | {r['n']} | {names.get(r['method'], r['method'])} "
+            f"| {r['time']:.2f} | {r['objective']:.10g} | {it} "
+            f"| {r.get('n_active', '')} "
+            f"| {'' if viol is None else f'{viol:.1e}'} "
+            f"| {r.get('peak_rss_gb', float('nan')):.2f} "
+            f"| {r.get('loadavg_before', [float('nan')])[0]:.1f} |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 500, 1000])
@@ -135,11 +163,16 @@ def main():
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=os.path.join(HERE, "results", "metric_nearness.json"))
+    ap.add_argument("--report", action="store_true",
+                    help="print the markdown table of --out and exit")
     args = ap.parse_args()
     results = []
     if os.path.exists(args.out):
         with open(args.out) as fh:
             results = json.load(fh)
+    if args.report:
+        print(report(results))
+        return
     for kind in args.kinds:
         for n in args.sizes:
             methods = ["pf"]
