@@ -187,6 +187,12 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     def _n_features_out(self):
         return self.components_.shape[0]
 
+    def __sklearn_tags__(self):
+        # every learner here is (weakly) supervised: fit needs y
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
     def transform(self, X):
         """Map points into the learned space: ``X @ components_.T``.
 

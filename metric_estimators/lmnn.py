@@ -442,11 +442,6 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         self.verbose = verbose
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Learn the linear map from labelled points.

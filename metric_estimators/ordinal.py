@@ -474,11 +474,6 @@ class OMDML(MahalanobisMixin, BaseEstimator):
         self.verbose = verbose
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags
-
     # The pieces of the objective, shared by fit and the tests.
     def _problem(self, X, level_idx, T):
         """Centred data, targets and the local-term matrix ``K`` (X^T K X)."""
@@ -745,11 +740,6 @@ class LODML(MahalanobisMixin, BaseEstimator):
         self.tol = tol
         self.verbose = verbose
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags
 
     def _problem(self, X, y, level_idx):
         """Pull matrix ``P`` (d x d) and triplets, fixed during the descent."""
