@@ -24,6 +24,8 @@ from sklearn.metrics import mean_absolute_error, ndcg_score
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 
+from .base import check_array_2d
+
 __all__ = [
     "knn_rank_predict",
     "retrieval_ndcg",
@@ -33,16 +35,7 @@ __all__ = [
 ]
 
 
-def _check_points(A, name):
-    A = np.asarray(A)
-    if A.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be a real numeric array, got dtype {A.dtype}.")
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array, got {A.ndim} dimensions.")
-    A = A.astype(np.float64)
-    if not np.all(np.isfinite(A)):
-        raise ValueError(f"{name} contains NaN or infinity.")
-    return A
+_check_points = check_array_2d
 
 
 def _check_labels(y, n, name):
