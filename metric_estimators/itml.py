@@ -34,7 +34,6 @@ Differences from metric-learn 0.7.0 (same class names and parameters)
   at an approximate KKT point, not after a fixed budget.
 """
 
-import numbers
 import warnings
 from numbers import Integral, Real
 

@@ -181,7 +181,6 @@ def classical_mds(D, n_components=None, *, tol=1e-10):
         All eigenvalues of ``B``, in decreasing order.
     """
     D = np.asarray(D, dtype=np.float64)
-    m = D.shape[0]
     D2 = D * D
     row = D2.mean(axis=1)
     B = -0.5 * (D2 - row[:, None] - row[None, :] + row.mean())

@@ -1,7 +1,6 @@
 """MetricNearness / Project and Forget (Sonthalia & Gilbert, JMLR 2022)."""
 
 import pickle
-import warnings
 
 import numpy as np
 import pytest

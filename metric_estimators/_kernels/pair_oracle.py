@@ -6,7 +6,6 @@ same-class / different-class pair is checked against the current metric, one
 block of rows at a time (memory ``O(block * n)``).
 """
 
-import numpy as np
 from numba import njit, prange
 
 __all__ = ["scan_pair_block"]
