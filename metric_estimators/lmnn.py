@@ -371,7 +371,12 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         Number of iterations run.
     loss_curve_ : list of float
         Objective after each iteration.
+    n_active_curve_ : list of int
+        Active triplets (target neighbour, impostor) with a positive hinge
+        after each iteration, as in the ``verbose`` table; aligned with
+        ``loss_curve_``.
     n_features_in_ : int
+        Number of features seen during :meth:`fit`.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined only when X has string feature names.
     target_neighbors_ : ndarray of shape (n_samples, n_neighbors)
@@ -498,6 +503,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
             self.solver == "lbfgs", L0.shape[0],
         )
         self._start = time.perf_counter()
+        self._active_curve = []
         # BLAS threads do not pay off on small products and, when the cores
         # are busy (grid searches, shared machines), spinning threads make
         # them several times slower; large problems keep the default pool.
@@ -516,6 +522,8 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         self.components_ = L
         self.n_iter_ = n_iter
         self.loss_curve_ = curve
+        self.n_active_curve_ = self._active_curve
+        del self._active_curve
         self.target_neighbors_ = targets
         self.n_impostor_searches_ = impostors.n_searches
         if not converged:
@@ -527,6 +535,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         return self
 
     def _report(self, iteration, loss, n_active):
+        self._active_curve.append(int(n_active))
         if self.verbose:
             elapsed = time.perf_counter() - self._start
             print(

@@ -1,0 +1,92 @@
+"""Notebook use: HTML repr, fitted attributes used by the gallery's plots,
+readable ``verbose`` output.  All tiny (iris-sized) so the suite stays fast."""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from metric_estimators import (
+    ITML,
+    ITML_Supervised,
+    LMNN,
+    LODML,
+    OMDML,
+    CorrelationClustering,
+    MetricNearness,
+    ProjectAndForget,
+)
+
+ALL_ESTIMATORS = [
+    LMNN, ITML, ITML_Supervised, OMDML, LODML, MetricNearness,
+    CorrelationClustering, ProjectAndForget,
+]
+
+
+@pytest.fixture(scope="module")
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.mark.parametrize("Estimator", ALL_ESTIMATORS, ids=lambda c: c.__name__)
+def test_html_repr_unfitted(Estimator):
+    html = Estimator()._repr_html_()
+    assert Estimator.__name__ in html
+    assert "<style" in html  # scikit-learn's styled diagram, not a fallback
+
+
+def test_html_repr_fitted_and_in_pipeline(iris):
+    X, y = iris
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        pipe = make_pipeline(LMNN(max_iter=5, random_state=0),
+                             KNeighborsClassifier(3)).fit(X, y)
+    html = pipe._repr_html_()
+    assert "LMNN" in html and "KNeighborsClassifier" in html
+    # a fitted estimator is flagged as fitted in the diagram
+    assert "fitted" in pipe[0]._repr_html_().lower()
+    # a non-default parameter is shown
+    assert "max_iter" in html
+
+
+def test_html_repr_fitted_non_mahalanobis():
+    D = np.abs(np.random.default_rng(0).normal(size=(6, 6)))
+    D = D + D.T
+    np.fill_diagonal(D, 0)
+    html = MetricNearness().fit(D)._repr_html_()
+    assert "MetricNearness" in html
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "subgradient"])
+def test_lmnn_active_curve_matches_loss_curve(iris, solver):
+    X, y = iris
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        lmnn = LMNN(solver=solver, max_iter=8, random_state=0).fit(X, y)
+    assert len(lmnn.n_active_curve_) == len(lmnn.loss_curve_) > 0
+    assert all(isinstance(v, int) and v >= 0 for v in lmnn.n_active_curve_)
+    assert not hasattr(lmnn, "_active_curve")  # no scratch state left behind
+
+
+def test_lmnn_verbose_is_a_readable_table(iris, capsys):
+    X, y = iris
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        lmnn = LMNN(max_iter=5, verbose=1, random_state=0).fit(X, y)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
+    assert lines[0].startswith("[LMNN]")
+    assert "Iteration" in lines[1] and "Objective Value" in lines[1]
+    rows = [ln for ln in lines if re.match(r"\[LMNN\]\s+\d+\s", ln)]
+    assert len(rows) == len(lmnn.loss_curve_)
+    # every row has the same width (fixed-width columns line up in a cell)
+    assert len({len(r) for r in rows}) == 1
+    # the printed active counts are the stored ones
+    printed = [int(r.split()[3]) for r in rows]
+    assert printed == lmnn.n_active_curve_
