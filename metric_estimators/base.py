@@ -247,7 +247,17 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         return np.sqrt(np.einsum("ij,ij->i", diff, diff))
 
     def pair_score(self, pairs):
-        """Similarity score of each pair: ``-pair_distance(pairs)``."""
+        """Similarity score of each pair: ``-pair_distance(pairs)``.
+
+        Parameters
+        ----------
+        pairs : array-like of shape (n_pairs, 2, n_features), or (n_pairs, 2)
+            indices if the estimator has a ``preprocessor``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_pairs,)
+        """
         return -self.pair_distance(pairs)
 
 
@@ -291,6 +301,11 @@ class PairsClassifierMixin(ClassifierMixin):
 
     def predict(self, pairs):
         """Predict +1 (similar) or -1 (dissimilar) for each pair.
+
+        Parameters
+        ----------
+        pairs : array-like of shape (n_pairs, 2, n_features), or (n_pairs, 2)
+            indices if the estimator has a ``preprocessor``.
 
         Returns
         -------

@@ -159,6 +159,22 @@ def pairs_from_labels(y, n_constraints, *, random_state=None):
     """Index pairs (n_pairs, 2) and labels in {-1, +1} drawn from class labels.
 
     Positive pairs come first, then negative pairs.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels.
+    n_constraints : int
+        Number of pairs of each kind (see :func:`positive_negative_pairs`).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the draw.
+
+    Returns
+    -------
+    pairs : ndarray of shape (n_pairs, 2), int
+        Indices into ``y``.
+    labels : ndarray of shape (n_pairs,)
+        +1 for same-class pairs, -1 for different-class pairs.
     """
     a, b, c, d = positive_negative_pairs(y, n_constraints, random_state=random_state)
     pairs = np.concatenate(
@@ -173,6 +189,17 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
     l among i's k_impostor nearest other-class points (Euclidean).
 
     Deterministic (ties broken by scikit-learn's neighbour search order).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Points.
+    y : array-like of shape (n_samples,)
+        Class labels.
+    k_genuine : int, default=3
+        Same-class neighbours per point (fewer in small classes).
+    k_impostor : int, default=10
+        Other-class neighbours per point.
 
     Returns
     -------
@@ -221,10 +248,41 @@ class Constraints:
         self.partial_labels = np.asarray(partial_labels)
 
     def positive_negative_pairs(self, n_constraints, same_length=False, random_state=None):
+        """Same-class and different-class index pairs.
+
+        Parameters
+        ----------
+        n_constraints : int
+            Number of pairs of each kind.
+        same_length : bool, default=False
+            Truncate both kinds to the shorter one.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the draw.
+
+        Returns
+        -------
+        a, b, c, d : ndarrays of int
+            See :func:`positive_negative_pairs`.
+        """
         return positive_negative_pairs(
             self.partial_labels, n_constraints, same_length=same_length,
             random_state=random_state,
         )
 
     def generate_knntriplets(self, X, k_genuine, k_impostor):
+        """Nearest-neighbour triplets, see :func:`knn_triplets`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Points.
+        k_genuine : int
+            Same-class neighbours per point.
+        k_impostor : int
+            Other-class neighbours per point.
+
+        Returns
+        -------
+        triplets : ndarray of shape (n_triplets, 3), int
+        """
         return knn_triplets(X, self.partial_labels, k_genuine, k_impostor)

@@ -247,13 +247,13 @@ class ITML(PairsClassifierMixin, _BaseITML):
         ``(low, high)`` bounds on squared distances used.
     n_iter_ : int
         Number of sweeps run.
-    convergence_curve_ : ndarray of shape (n_iter_,)
+    convergence_curve_ : ndarray of shape (n_iter,)
         Convergence measure after each sweep.
-    loss_curve_ : ndarray of shape (n_iter_,)
+    loss_curve_ : ndarray of shape (n_iter,)
         Objective (LogDet divergence + gamma * slack divergence) after each
         sweep; the iterates are not feasible until convergence, so it need
         not decrease monotonically.
-    n_active_curve_ : ndarray of shape (n_iter_,)
+    n_active_curve_ : ndarray of shape (n_iter,)
         Constraints swept in each sweep.
     duals_ : ndarray of shape (n_pairs,)
         Dual variable of each pair constraint (0 for constraints that are

@@ -377,7 +377,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         ``loss_curve_``.
     n_features_in_ : int
         Number of features seen during :meth:`fit`.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features_in,)
         Defined only when X has string feature names.
     target_neighbors_ : ndarray of shape (n_samples, n_neighbors)
         Indices of the training targets (-1 where a class is too small).

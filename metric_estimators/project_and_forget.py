@@ -85,8 +85,8 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
         Objective after each iteration.
     n_active_ : int
         Constraints remembered at the end (positive dual).
-    active_pairs_ : ndarray of shape (n_active_, 2)
-    duals_, slack_ : ndarray of shape (n_active_,)
+    active_pairs_ : ndarray of shape (n_active, 2)
+    duals_, slack_ : ndarray of shape (n_active,)
     max_violation_ : float
         Largest relative violation ``delta (d - xi) / xi`` over *all* pairs
         at the end (``xi = xi0`` for the pairs outside the active set).

@@ -178,7 +178,20 @@ def retrieval_ndcg(Z_train, y_train, Z_query, y_query, *, k=10, relevance="linea
 
 
 def precision_at_k(Z_train, y_train, Z_query, y_query, *, k=10):
-    """Mean fraction of the k nearest training points with the query's label."""
+    """Mean fraction of the k nearest training points with the query's label.
+
+    Parameters
+    ----------
+    Z_train, y_train, Z_query : see :func:`knn_rank_predict`
+    y_query : array-like of shape (n_queries,)
+        The queries' labels.
+    k : int, default=10
+        Number of retrieved training points per query.
+
+    Returns
+    -------
+    precision : float
+    """
     Z_train, y_train, Z_query, k = _validate(Z_train, y_train, Z_query, k, "k")
     y_query = _check_labels(y_query, Z_query.shape[0], "y_query")
     ind = NearestNeighbors(n_neighbors=k).fit(Z_train).kneighbors(
@@ -191,6 +204,19 @@ def ranking_report(
     Z_train, y_train, Z_query, y_query, *, n_neighbors=5, k=10, relevance="linear"
 ):
     """All ranking measures at once.
+
+    Parameters
+    ----------
+    Z_train, y_train, Z_query : see :func:`knn_rank_predict`
+    y_query : array-like of shape (n_queries,)
+        The queries' labels.
+    n_neighbors : int, default=5
+        Neighbours in the vote of :func:`knn_rank_predict` (for ``mae`` and
+        ``kendall_tau``).
+    k : int, default=10
+        Retrieval depth of ``ndcg@k`` and ``precision@k``.
+    relevance : {'linear', 'exact'} or callable, default='linear'
+        Graded relevance of :func:`retrieval_ndcg`.
 
     Returns
     -------
@@ -237,6 +263,27 @@ def make_ordinal(
     With ``nonlinear=True`` the informative features first go through
     ``x -> x + 0.5 sin(2 x)`` and the score is ``tanh(X_inf @ w) + 0.5
     X_inf[:, 0]`` (plus noise), so no linear map recovers it exactly.
+
+    Parameters
+    ----------
+    n_samples : int, default=500
+        Number of points.
+    n_informative : int, default=5
+        Features that define the latent score.
+    n_noise : int, default=20
+        Pure-noise features appended after the informative ones.
+    n_levels : int, default=8
+        Number of ordered levels (quantile bins of the score).
+    noise : float, default=0.3
+        Standard deviation of the noise added to the latent score.
+    noise_scale : float, default=3.0
+        Standard deviation of the noise features.
+    nonlinear : bool, default=False
+        Use the non-linear score described above.
+    return_score : bool, default=False
+        Also return the latent score.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the data.
 
     Returns
     -------
