@@ -23,14 +23,14 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from joblib import parallel_backend  # noqa: E402
-from sklearn.datasets import load_wine  # noqa: E402
-from sklearn.model_selection import GridSearchCV, StratifiedKFold  # noqa: E402
-from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
-from sklearn.pipeline import Pipeline  # noqa: E402
-from sklearn.preprocessing import StandardScaler  # noqa: E402
+from joblib import parallel_backend
+from sklearn.datasets import load_wine
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
 
-from metric_estimators import ITML_Supervised, LMNN  # noqa: E402
+from metric_estimators import LMNN, ITML_Supervised
 
 # one BLAS / OpenMP / numba thread per worker process: the machine's cores are
 # shared by the two workers (see docs/dask.md, "Threads")
