@@ -20,9 +20,6 @@ import pickle
 
 import numpy as np
 import pytest
-
-distributed = pytest.importorskip("distributed")
-
 from joblib import parallel_backend
 from sklearn.datasets import load_wine
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
@@ -31,6 +28,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from metric_estimators import LMNN, ITML_Supervised
+
+distributed = pytest.importorskip("distributed")
 
 # one BLAS / OpenMP / numba thread per worker process: the machine's cores are
 # shared by the two workers (see docs/dask.md, "Threads")
