@@ -49,6 +49,7 @@ from .._kernels.metric_nearness import (
     constraint_hashes,
     filter_new,
     project_paths_l2,
+    project_triangles_unit,
 )
 
 __all__ = ["ActiveSet", "ProjectForgetResult", "project_and_forget",
@@ -76,6 +77,7 @@ class ActiveSet:
         self.z = np.empty(0, dtype=np.float64)
         self.hashes = np.empty(0, dtype=np.uint64)
         self._table = None
+        self.triangles = True  # every path has two edges
 
     def __len__(self):
         return int(self.edge.size)
@@ -104,6 +106,8 @@ class ActiveSet:
         k = int(edge.size)
         if k == 0:
             return 0
+        if self.triangles and not np.all(np.diff(ptr) == 2):
+            self.triangles = False
         self.path = np.concatenate((self.path, path))
         self.ptr = np.concatenate((self.ptr, ptr[1:] + self.ptr[-1]))
         self.edge = np.concatenate((self.edge, edge))
@@ -123,8 +127,16 @@ class ActiveSet:
             self._table = None
         return dropped
 
-    def project(self, x, winv, start=0):
-        """One Hildreth pass (weighted squared L2) from constraint ``start``."""
+    def project(self, x, winv, start=0, uniform=None):
+        """One Hildreth pass (weighted squared L2) from constraint ``start``.
+
+        ``uniform``: the common value of ``winv`` if all weights are equal
+        (a faster kernel for triangles), else ``None``.
+        """
+        if uniform is not None and self.triangles:
+            return project_triangles_unit(x, float(uniform), self.edge,
+                                          self.path, self.z, start,
+                                          self.edge.size)
         return project_paths_l2(x, winv, self.edge, self.ptr, self.path,
                                 self.z, start, self.edge.size)
 
@@ -181,7 +193,7 @@ def _print_header():
 
 def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
                        max_passes=20, pass_budget=None, min_passes=1, fixed_pass=None,
-                       add_threshold=None, verbose=0, warn=True,
+                       add_threshold=None, settle_fraction=0.0, verbose=0, warn=True,
                        warning_category=UserWarning):
     """Minimise ``1/2 sum_e w_e (x_e - x0_e)^2`` over oracle-given cycle
     constraints (plus fixed constraints handled by ``fixed_pass``).
@@ -218,6 +230,10 @@ def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
     add_threshold : float or None
         Only constraints violated by more than this are added
         (default ``tol_abs / 10``).
+    settle_fraction : float
+        When an oracle call adds at most this fraction of the active set's
+        size, the active set is taken as nearly complete and ``max_passes``
+        passes run (the duals settle) instead of the ``pass_budget`` rule.
     verbose : int
         Print one line per iteration if > 0.
     warn : bool
@@ -230,6 +246,8 @@ def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
     x = np.array(x0, dtype=np.float64, copy=True)
     winv = np.ascontiguousarray(winv, dtype=np.float64)
     active = ActiveSet()
+    uniform = (float(winv[0]) if winv.size and np.all(winv == winv[0])
+               else None)
     if add_threshold is None:
         add_threshold = tol_abs / 10.0
     hist = {k: [] for k in ("objective", "max_violation", "residual",
@@ -263,19 +281,20 @@ def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
             break
         start = len(active)
         added = active.add(edge, ptr, path)
-        if pass_budget is None or added == 0:
-            # nothing new from the oracle: the active set is right, only the
-            # duals need to settle, so spend the whole pass allowance
+        if pass_budget is None or added <= settle_fraction * len(active):
+            # (almost) nothing new from the oracle: the active set is nearly
+            # right and only the duals need to settle, so spend the whole
+            # pass allowance
             n_pass = max_passes
         else:
             n_pass = int(np.clip(pass_budget / max(active.nnz, 1),
                                  min(min_passes, max_passes), max_passes))
         # the new constraints first, then full passes
         if added:
-            active.project(x, winv, start)
+            active.project(x, winv, start, uniform)
         done = 0
         for done in range(1, n_pass + 1):
-            resid = active.project(x, winv, 0)
+            resid = active.project(x, winv, 0, uniform)
             if fixed_pass is not None:
                 resid = max(resid, fixed_pass(x))
             if resid <= tol_abs:
