@@ -41,18 +41,17 @@ print(f"cost_={cc.cost_:.1f}, LP objective={cc.lp_objective_:.1f}, "
       f"lower_bound_={cc.lower_bound_:.1f}, oracle calls n_iter_={cc.n_iter_}")
 
 order = np.lexsort((truth, cc.labels_))
-fig, axes = plt.subplots(1, 3, figsize=(13, 4.3))
+fig, axes = plt.subplots(1, 3, figsize=(13, 4.6), layout="constrained")
 axes[0].imshow(A, cmap="bwr_r", vmin=-1, vmax=1, interpolation="nearest")
-axes[0].set_title("Signed adjacency (shuffled)")
+axes[0].set_title("Signed adjacency, shuffled\n(blue +1, red -1, white none)")
 axes[1].imshow(A[np.ix_(order, order)], cmap="bwr_r", vmin=-1, vmax=1,
                interpolation="nearest")
-axes[1].set_title(f"Reordered by the clustering (ARI {ari:.2f})")
+axes[1].set_title(f"Reordered by the clustering\n(ARI vs planted {ari:.2f})")
 im = axes[2].imshow(cc.lp_solution_[np.ix_(order, order)], cmap="viridis",
                     vmin=0, vmax=1, interpolation="nearest")
-axes[2].set_title("LP solution x_ij (same order)")
+axes[2].set_title("LP solution x_ij, same order\n(0: together, 1: apart)")
 fig.colorbar(im, ax=axes[2], fraction=0.046)
 for ax in axes:
     ax.set_xticks([])
     ax.set_yticks([])
-fig.tight_layout()
 plt.show()

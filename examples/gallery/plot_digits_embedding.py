@@ -14,6 +14,7 @@ projected to 2-D by PCA for the picture.
 import warnings
 
 import matplotlib.pyplot as plt
+import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
@@ -50,6 +51,11 @@ for ax, (name, model) in zip(axes, models.items()):
     acc = KNeighborsClassifier(3).fit(Z_train, y_train).score(Z_test, y_test)
     sc = ax.scatter(Z_test[:, 0], Z_test[:, 1], c=y_test, cmap="tab10", s=8)
     ax.set_title(f"{name}\n3-NN accuracy in 2-D: {acc:.3f}")
+    # a few outlying points would squeeze the rest: zoom on the bulk
+    lo, hi = np.percentile(Z_test, [0.5, 99.5], axis=0)
+    pad = 0.05 * (hi - lo)
+    ax.set_xlim(lo[0] - pad[0], hi[0] + pad[0])
+    ax.set_ylim(lo[1] - pad[1], hi[1] + pad[1])
     ax.set_xticks([])
     ax.set_yticks([])
     print(f"{name:28s} 3-NN test accuracy in 2-D: {acc:.3f}")

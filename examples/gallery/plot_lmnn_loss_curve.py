@@ -10,8 +10,14 @@ neighbour ``j`` of ``i`` and impostor ``l`` with a positive hinge
 
 The two solvers minimise different losses: ``solver='lbfgs'`` the squared
 hinge (smooth, L-BFGS-B), ``solver='subgradient'`` the paper's plain hinge
-with its step rule, so their objective values are not comparable, but both
-drive the number of active impostors down.
+with its step rule, so their objective values are not comparable.
+
+The active counts tell them apart.  A squared hinge charges a barely
+violated triplet almost nothing, so once the pull term starts shrinking
+``L``, the L-BFGS optimum tolerates many *slightly* active triplets: their
+number first falls, then rises again while the objective keeps decreasing.
+The plain hinge charges every violation linearly and keeps fewer triplets
+active, but its subgradient steps converge far more slowly.
 """
 
 import warnings
