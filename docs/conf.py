@@ -13,9 +13,9 @@ import os
 import sys
 import warnings
 
-import metric_estimators
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
 
-sys.path.insert(0, os.path.abspath(".."))
+import metric_estimators  # noqa: E402
 
 project = "metric_estimators"
 author = "metric_estimators developers"
