@@ -7,10 +7,12 @@ their own checks here, written once and used by every learner.
 """
 
 import numbers
+import re
 
 import numpy as np
+from scipy import sparse
 from sklearn.utils import check_array
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import _num_samples, validate_data
 
 __all__ = [
     "validate_points",
@@ -18,7 +20,14 @@ __all__ = [
     "validate_pair_labels",
     "check_square_matrix",
     "check_pd_matrix",
+    "power_of_two_scale",
 ]
+
+# Data whose scale (largest absolute deviation from the mean) lies outside
+# this range is rescaled internally by a power of two (an exact operation in
+# floating point) by the learners whose loss is invariant under the
+# corresponding reparametrisation (see power_of_two_scale).
+_SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
 
 
 def validate_points(estimator, X, y="no_validation", *, reset=True, **kwargs):
@@ -30,7 +39,72 @@ def validate_points(estimator, X, y="no_validation", *, reset=True, **kwargs):
     float32) arrays; ``(X, y)`` when ``y`` is given, else ``X``.
     """
     kwargs.setdefault("dtype", [np.float64, np.float32])
-    return validate_data(estimator, X, y, reset=reset, **kwargs)
+    has_y = not (isinstance(y, str) and y == "no_validation") and y is not None
+    if not sparse.issparse(X) and not hasattr(X, "iloc"):
+        kind = getattr(getattr(X, "dtype", None), "kind", None)
+        if kind is None:
+            try:
+                kind = np.asarray(X).dtype.kind
+            except (TypeError, ValueError):  # ragged: scikit-learn says why
+                kind = "O"
+        if kind in "US":
+            raise TypeError(
+                f"X must hold numbers, got an array of strings (dtype kind "
+                f"{kind!r}); convert it to a numeric dtype first."
+            )
+    if has_y:
+        try:
+            n_x, n_y = _num_samples(X), _num_samples(y)
+        except TypeError:
+            n_x = n_y = None
+        if n_x is not None and n_x != n_y:
+            raise ValueError(
+                f"X and y have inconsistent numbers of samples: X has {n_x}, "
+                f"y has {n_y} (Found input variables with inconsistent "
+                f"numbers of samples: [{n_x}, {n_y}])."
+            )
+    try:
+        return validate_data(estimator, X, y, reset=reset, **kwargs)
+    except (TypeError, ValueError) as exc:
+        # scikit-learn's messages do not always say which argument is wrong
+        msg = str(exc)
+        if type(exc) not in (TypeError, ValueError) or re.search(
+            r"\b(X|y)\b", msg
+        ):
+            raise
+        name = "X"
+        if has_y:
+            try:
+                check_array(X, accept_sparse=kwargs.get("accept_sparse", False),
+                            dtype=kwargs["dtype"],
+                            ensure_min_samples=kwargs.get("ensure_min_samples", 1))
+                name = "y"
+            except (TypeError, ValueError):
+                name = "X"
+        raise type(exc)(f"Invalid {name}: {msg}") from exc
+
+
+def power_of_two_scale(X, *, center=True):
+    """The power of two ``s`` that brings ``X / s`` to a moderate scale.
+
+    Returns 1.0 when the largest absolute entry of ``X`` (minus its column
+    means if ``center``) lies in ``[2**-20, 2**20]``, or when ``X`` is all
+    zeros; otherwise ``2**k`` with ``k`` the rounded base-2 logarithm of that
+    entry.  Dividing by a power of two is exact in floating point (barring
+    underflow), so learners whose loss is invariant under the rescaling (with
+    the matching change of their parameters) give the same metric for data
+    scaled by 1e150 or 1e-150 as for data of unit scale, instead of
+    overflowing or underflowing.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.size == 0:
+        return 1.0
+    if center and X.ndim == 2:
+        X = X - X.mean(axis=0)
+    m = float(np.max(np.abs(X)))
+    if m == 0 or not np.isfinite(m) or _SCALE_RANGE[0] <= m <= _SCALE_RANGE[1]:
+        return 1.0
+    return float(2.0 ** int(np.round(np.log2(m))))
 
 
 def _resolve_preprocessor(preprocessor):
@@ -149,6 +223,16 @@ def validate_pair_labels(y, n_pairs):
 
 def check_square_matrix(M, name, size=None):
     """Validate a finite real square matrix (optionally of a given size)."""
+    arr = np.asarray(M) if not sparse.issparse(M) else M
+    if getattr(arr, "ndim", 2) != 2:
+        raise ValueError(
+            f"{name} must be a 2-D square matrix, got an array of shape "
+            f"{np.shape(arr)}."
+        )
+    if getattr(arr, "dtype", np.dtype(float)).kind in "USc":
+        raise TypeError(
+            f"{name} must be a real numeric matrix, got dtype {arr.dtype}."
+        )
     M = check_array(M, dtype=np.float64, input_name=name)
     if M.shape[0] != M.shape[1]:
         raise ValueError(f"{name} must be a square matrix, got shape {M.shape}.")

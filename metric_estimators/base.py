@@ -127,6 +127,14 @@ def initialize_components(init, X, y, n_components, random_state):
             raise ValueError(
                 f"init has {init.shape[0]} rows but n_components={n_components}."
             )
+        if init.size == 0 or np.linalg.matrix_rank(init) < init.shape[0]:
+            # a rank-deficient L0 gives a degenerate metric (for L0 = 0 the
+            # gradient of LMNN's loss vanishes and L never moves)
+            raise ValueError(
+                f"init must have full row rank ({init.shape[0]}), i.e. "
+                "L0^T L0 must be positive definite on the embedding; got rank "
+                f"{np.linalg.matrix_rank(init) if init.size else 0}."
+            )
         return init.copy()
 
     if n_components is None:

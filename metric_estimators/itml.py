@@ -48,6 +48,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ._validation import (
     check_pd_matrix,
+    power_of_two_scale,
     validate_pair_labels,
     validate_pairs,
     validate_points,
@@ -160,6 +161,14 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
             low, high = _check_bounds(bounds)
         xi0 = np.where(delta > 0, low, high).astype(np.float64)
         seed = int(rng.randint(np.iinfo(np.int32).max))
+        # Data of extreme scale (e.g. 1e150 or 1e-150): dividing the pair
+        # differences by s (a power of two, exact) and the bounds by s^2
+        # leaves the problem in A unchanged, and keeps the duals (~ 1 / d_A)
+        # and the squared distances away from overflow and underflow.
+        s = power_of_two_scale(V, center=False)
+        if s != 1.0:
+            V = V / s
+            xi0 = xi0 / s / s
 
         callback = None
         if self.verbose:
@@ -199,8 +208,8 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
         self.convergence_curve_ = result.history
         self.loss_curve_ = result.objective
         self.n_active_curve_ = result.n_active
-        self.duals_ = result.duals
-        self.slack_ = result.slack
+        self.duals_ = result.duals / s / s
+        self.slack_ = result.slack * s * s
         return self
 
 
@@ -399,8 +408,8 @@ class ITML_Supervised(_BaseITML):
         classes = np.unique(y)
         if classes.size < 2:
             raise ValueError(
-                f"ITML_Supervised needs samples of at least 2 classes; got "
-                f"{classes.size} class."
+                f"ITML_Supervised needs samples of at least 2 classes in y; "
+                f"got {classes.size} class."
             )
         n_constraints = self.n_constraints
         if n_constraints is None:

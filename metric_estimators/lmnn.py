@@ -29,7 +29,7 @@ from ._kernels.lmnn import (
     point_hashes,
     triplet_loss_weights,
 )
-from ._validation import validate_points
+from ._validation import power_of_two_scale, validate_points
 from .base import MahalanobisMixin, initialize_components
 
 __all__ = ["LMNN"]
@@ -490,9 +490,21 @@ class LMNN(MahalanobisMixin, BaseEstimator):
                 "Every class has a single sample: no target neighbours exist."
             )
         rng = check_random_state(self.random_state)
-        L0 = initialize_components(
-            self.init, X, y_idx, self.n_components, rng
-        )
+        # The loss of L on X equals the loss of s L on X / s: data of extreme
+        # scale is divided by a power of two s (exact) and the result by s.
+        s = power_of_two_scale(X)
+        if isinstance(self.init, np.ndarray):
+            L0 = initialize_components(
+                self.init, X, y_idx, self.n_components, rng
+            ) * s
+        else:
+            L0 = None
+        if s != 1.0:
+            X = X / s
+        if L0 is None:
+            L0 = initialize_components(
+                self.init, X, y_idx, self.n_components, rng
+            )
         targets = find_target_neighbors(X, y_idx, self.n_neighbors)
         impostors = _ImpostorSet(
             y_idx, (targets >= 0).any(axis=1), self.max_impostors,
@@ -519,7 +531,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
                 L, n_iter, curve, converged = self._fit_lbfgs(objective, L0)
             else:
                 L, n_iter, curve, converged = self._fit_subgradient(objective, L0)
-        self.components_ = L
+        self.components_ = L / s if s != 1.0 else L
         self.n_iter_ = n_iter
         self.loss_curve_ = curve
         self.n_active_curve_ = self._active_curve

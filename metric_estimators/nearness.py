@@ -31,14 +31,22 @@ from .solvers.oracles import (
     DenseTriangleOracle,
     SparseShortestPathOracle,
 )
+from ._validation import power_of_two_scale
 from .solvers.project_forget import project_and_forget
 
 __all__ = ["MetricNearness", "CorrelationClustering",
            "correlation_clustering_cost", "pivot_rounding"]
 
 # cost of one oracle call relative to one stored path entry of a projection
-# pass; sets how many passes run between two oracle calls (deterministic)
-_PASS_RATIO = 0.05
+# pass; sets how many passes run between two oracle calls (deterministic).
+# Calibrated on benchmarks/bench_metric_nearness.py: the tiled triangle
+# oracle costs about 0.0125 n^3 path-entry visits of the unit-weight
+# projection kernel.
+_PASS_RATIO = 0.0125
+# an oracle call adding at most this fraction of the active set switches to
+# max_passes passes (the active set is nearly complete; the duals settle):
+# 0/1 ("dirichlet") instances need ~2000 passes whatever the oracle does
+_SETTLE = 0.05
 
 
 def _check_matrix_input(D, name, *, allow_sparse=True):
@@ -86,6 +94,11 @@ def _check_matrix_input(D, name, *, allow_sparse=True):
     return (arr + arr.T) / 2
 
 
+def _kl_divergence(x, d):
+    """Generalised KL divergence ``sum x log(x / d) - x + d`` (``x, d > 0``)."""
+    return float(np.sum(x * np.log(x / d) - x + d))
+
+
 def _check_weights(sample_weight, shape, name="sample_weight"):
     if sample_weight is None:
         return None
@@ -115,12 +128,17 @@ def _check_weights(sample_weight, shape, name="sample_weight"):
 
 
 class MetricNearness(BaseEstimator):
-    """Nearest metric to a dissimilarity matrix (weighted squared L2).
+    """Nearest metric to a dissimilarity matrix (weighted squared L2, or KL).
 
     Solves ::
 
         minimise    sum_{i<j} w_ij (M_ij - D_ij)^2
         subject to  M_ij <= M_ik + M_kj   for all i, j, k
+
+    or, with ``divergence="kl"``, the same problem with the generalised
+    Kullback-Leibler divergence ``sum_{i<j} M_ij log(M_ij / D_ij) - M_ij +
+    D_ij`` as objective (unweighted, ``D_ij > 0``; the Bregman projections
+    onto cycle inequalities are then multiplicative and in closed form)
 
     (the metric nearness problem of Brickell, Dhillon, Sra & Tropp, SIAM J.
     Matrix Anal. Appl. 2008) with Project and Forget (Sonthalia & Gilbert,
@@ -158,6 +176,12 @@ class MetricNearness(BaseEstimator):
         data and far faster on 0/1 data, whose many zero distances make
         shortest paths long (see ``benchmarks/results/metric_nearness.md``).
         Sparse graphs always use Dijkstra shortest paths.
+    divergence : {"l2", "kl"}, default="l2"
+        ``"l2"``: weighted squared L2 (``sample_weight`` allowed).  ``"kl"``:
+        generalised KL divergence ``KL(M || D)``; every off-diagonal entry of
+        ``D`` (every stored entry of a sparse ``D``) must be positive and
+        ``sample_weight`` must be None.  KL penalises relative rather than
+        absolute changes, so small dissimilarities move less.
     verbose : int, default=0
         Print one line per oracle call (objective, largest violation,
         duals residual, active-set size, time).
@@ -167,7 +191,8 @@ class MetricNearness(BaseEstimator):
     metric_ : ndarray of shape (n, n), or sparse matrix for a sparse ``D``
         The nearest metric found.
     objective_ : float
-        ``sum_{i<j} w_ij (metric_ij - D_ij)^2``.
+        ``sum_{i<j} w_ij (metric_ij - D_ij)^2``, or the KL divergence
+        ``sum_{i<j} metric_ij log(metric_ij / D_ij) - metric_ij + D_ij``.
     violation_ : float
         Largest violation of a cycle inequality at the end, relative to
         ``max(D)``.
@@ -179,7 +204,10 @@ class MetricNearness(BaseEstimator):
     history_ : dict of lists
         Per iteration: objective, largest violation (absolute), duals
         residual, active-set size, constraints added and forgotten, passes,
-        time.
+        time.  ``D`` whose largest entry is outside ``[2**-20, 2**20]`` is
+        divided internally by a power of two (the nearest metric to ``c D``
+        is ``c`` times that of ``D``); ``history_`` is in those units, every
+        other attribute in the units of ``D``.
     loss_curve_ : ndarray
         ``history_["objective"]`` as an array.
 
@@ -198,15 +226,17 @@ class MetricNearness(BaseEstimator):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_passes": [Interval(numbers.Integral, 1, None, closed="left")],
         "oracle": [StrOptions({"triangle", "shortest_path"})],
+        "divergence": [StrOptions({"l2", "kl"})],
         "verbose": ["verbose"],
     }
 
     def __init__(self, tol=1e-6, max_iter=500, max_passes=50,
-                 oracle="triangle", verbose=0):
+                 oracle="triangle", divergence="l2", verbose=0):
         self.tol = tol
         self.max_iter = max_iter
         self.max_passes = max_passes
         self.oracle = oracle
+        self.divergence = divergence
         self.verbose = verbose
 
     def fit(self, D, y=None, sample_weight=None):
@@ -233,6 +263,11 @@ class MetricNearness(BaseEstimator):
         else:
             w = _check_weights(sample_weight, D.shape)
             d = matrix_to_edges(D)
+            # the nearest metric to c D is c times that of D: entries of
+            # extreme scale are divided by a power of two (exact)
+            unit = power_of_two_scale(d, center=False)
+            if unit != 1.0:
+                d = d / unit
             we = np.ones_like(d) if w is None else matrix_to_edges(w)
             scale = float(d.max()) if d.size else 0.0
             tol_abs = self.tol * scale if scale > 0 else 1.0
@@ -244,19 +279,25 @@ class MetricNearness(BaseEstimator):
             # shortest-path oracle (which needs non-negative lengths) would
             # not see why; projecting onto x >= 0 too keeps them honest.
             z_nonneg = np.zeros(d.size)
+            kl = self._check_kl(d, w)
             res = project_and_forget(
                 d, winv, oracle,
-                objective=lambda x: float(np.sum(we * (x - d) ** 2)),
+                objective=(lambda x: _kl_divergence(x, d)) if kl else
+                (lambda x: float(np.sum(we * (x - d) ** 2))),
                 tol_abs=tol_abs, max_iter=self.max_iter,
                 max_passes=self.max_passes,
                 pass_budget=_PASS_RATIO * float(n) ** 3,
-                fixed_pass=lambda x: project_nonnegative(x, winv, z_nonneg),
+                settle_fraction=_SETTLE,
+                divergence=self.divergence,
+                # KL iterates stay positive: no x >= 0 projection needed
+                fixed_pass=None if kl else
+                (lambda x: project_nonnegative(x, winv, z_nonneg)),
                 verbose=self.verbose, warning_category=ConvergenceWarning,
             )
             M = np.empty((n, n))
             edges_to_matrix(res.x, n, M)
-            self.metric_ = M
-            self._store(res, scale)
+            self.metric_ = M * unit if unit != 1.0 else M
+            self._store(res, scale, unit)
         self.n_features_in_ = n
         return self
 
@@ -269,6 +310,9 @@ class MetricNearness(BaseEstimator):
         order = np.lexsort((cols, rows))
         rows, cols = rows[order], cols[order]
         d = np.asarray(U.data, dtype=np.float64)[order]
+        unit = power_of_two_scale(d, center=False)  # as for dense D
+        if unit != 1.0:
+            d = d / unit
         if sample_weight is None:
             we = np.ones_like(d)
         else:
@@ -294,30 +338,53 @@ class MetricNearness(BaseEstimator):
         winv = 1.0 / we
         z_nonneg = np.zeros(d.size)
         oracle = SparseShortestPathOracle(n, rows, cols)
+        kl = self._check_kl(d, sample_weight)
         res = project_and_forget(
             d, winv, oracle,
-            objective=lambda x: float(np.sum(we * (x - d) ** 2)),
+            divergence=self.divergence,
+            objective=(lambda x: _kl_divergence(x, d)) if kl else
+            (lambda x: float(np.sum(we * (x - d) ** 2))),
             tol_abs=tol_abs, max_iter=self.max_iter,
             max_passes=self.max_passes,
             pass_budget=_PASS_RATIO * 20.0 * n * max(d.size, 1),
-            fixed_pass=lambda x: project_nonnegative(x, winv, z_nonneg),
+            fixed_pass=None if kl else
+            (lambda x: project_nonnegative(x, winv, z_nonneg)),
             verbose=self.verbose, warning_category=ConvergenceWarning,
         )
         self.metric_ = sparse.csr_matrix(
-            (np.concatenate((res.x, res.x)),
+            (np.concatenate((res.x, res.x)) * unit,
              (np.concatenate((rows, cols)), np.concatenate((cols, rows)))),
             shape=(n, n))
-        self._store(res, scale)
+        self._store(res, scale, unit)
 
-    def _store(self, res, scale):
-        self.objective_ = res.objective
+    def _check_kl(self, d, sample_weight):
+        """True for the KL divergence, after checking its requirements."""
+        if self.divergence != "kl":
+            return False
+        if sample_weight is not None:
+            raise ValueError("sample_weight is not supported with "
+                             "divergence='kl' (weighted KL projections have "
+                             "no closed form); use divergence='l2'.")
+        if d.size and d.min() <= 0:
+            raise ValueError("divergence='kl' needs strictly positive "
+                             "dissimilarities off the diagonal of D (the KL "
+                             "divergence is infinite at 0); D has a zero "
+                             "entry.")
+        return True
+
+    def _store(self, res, scale, unit=1.0):
+        # res is in the units of D / unit; history_ stays in those units
+        # the squared L2 objective scales as unit^2, KL as unit
+        power = 1 if self.divergence == "kl" else 2
+        self.objective_ = res.objective * unit ** power
         self.violation_ = (res.max_violation / scale if scale > 0
                            else res.max_violation)
         self.n_iter_ = res.n_iter
         self.n_active_ = len(res.active)
         self.converged_ = res.converged
         self.history_ = res.history
-        self.loss_curve_ = np.asarray(res.history["objective"])
+        self.loss_curve_ = (np.asarray(res.history["objective"])
+                            * unit ** power)
 
     def fit_transform(self, D, y=None, sample_weight=None):
         """Fit and return ``metric_``."""
@@ -415,7 +482,10 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
     Parameters
     ----------
     gamma : float, default=10.0
-        Regularisation parameter (larger: closer to the LP, slower).
+        Regularisation parameter (larger: closer to the LP, slower), for
+        weights of order 1: weights of extreme scale (``max |A_ij|`` outside
+        ``[2**-20, 2**20]``) are first divided by a power of two (the LP does
+        not change), so that ``A * 1e150`` is solved like ``A``.
     tol : float, default=1e-3
         Largest allowed violation of a triangle or pair constraint (``x`` is
         on the scale [0, 1]), and duals residual.
@@ -490,6 +560,13 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         self._validate_params()
         A = _check_signed_graph(A)
         n = A.shape[0]
+        # The LP is invariant under a positive scaling of the weights, its
+        # regularisation is not: weights of extreme scale (largest |A_ij|
+        # outside [2**-20, 2**20], e.g. 1e150 or 1e-150) are divided by a
+        # power of two (exact), so that they neither overflow nor vanish
+        # against the regulariser; A * 2**k then gives exactly the result of A.
+        w_scale = power_of_two_scale(A, center=False)
+        A_in, A = A, (A / w_scale if w_scale != 1.0 else A)
         a = matrix_to_edges(A)
         pair_edge = np.flatnonzero(a != 0).astype(np.int64)
         w = np.abs(a[pair_edge])
@@ -522,16 +599,16 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         X = np.empty((n, n))
         edges_to_matrix(x, n, X)
         self.lp_solution_ = X
-        self.lp_objective_ = lp_objective(x)
+        self.lp_objective_ = lp_objective(x) * w_scale
         self.lower_bound_ = _lp_lower_bound(res.active, m, pair_edge, w, d,
-                                            zA, zB, gamma)
+                                            zA, zB, gamma) * w_scale
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
         self.violation_ = res.max_violation
         self.n_active_ = len(res.active)
         self.history_ = res.history
-        self.loss_curve_ = np.asarray(res.history["objective"])
-        self.labels_, self.cost_ = self._round(A, X)
+        self.loss_curve_ = np.asarray(res.history["objective"]) * w_scale
+        self.labels_, self.cost_ = self._round(A_in, X)
         self.n_features_in_ = n
         return self
 

@@ -100,9 +100,9 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
 
 from ._kernels.ordinal import triplet_hinge
+from ._validation import power_of_two_scale, validate_points
 from .base import MahalanobisMixin
 
 __all__ = ["OMDML", "LODML", "classical_mds", "label_embedding"]
@@ -133,7 +133,7 @@ def _validate_xy(estimator, X, y):
             "categories as integers first (e.g. OrdinalEncoder with an "
             "explicit category order)."
         )
-    X, y = validate_data(
+    X, y = validate_points(
         estimator, X, y, dtype=[np.float64, np.float32], y_numeric=True
     )
     y = np.asarray(y, dtype=np.float64)
@@ -799,6 +799,11 @@ class LODML(MahalanobisMixin, BaseEstimator):
             raise ValueError(
                 f"n_components={self.n_components} must be <= n_features={d}."
             )
+        # The objective of A on X equals that of s^2 A on X / s: data of
+        # extreme scale is divided by a power of two s (exact), L by s.
+        scale = power_of_two_scale(X)
+        if scale != 1.0:
+            X = X / scale
         P, ti, tj, tl = self._problem(X, y, level_idx)
         if ti.size == 0:
             warnings.warn(
@@ -859,7 +864,7 @@ class LODML(MahalanobisMixin, BaseEstimator):
         w, V = linalg.eigh(A, check_finite=False)
         w, V = np.clip(w[::-1], 0.0, None), V[:, ::-1]
         r = d if self.n_components is None else self.n_components
-        self.components_ = np.sqrt(w[:r])[:, None] * V[:, :r].T
+        self.components_ = np.sqrt(w[:r])[:, None] * V[:, :r].T / scale
         self.n_iter_ = it
         self.loss_curve_ = curve
         self.objective_ = float(f)

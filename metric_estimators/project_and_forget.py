@@ -31,7 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ._kernels.bregman import logdet_sweep
 from ._kernels.pair_oracle import scan_pair_block
-from ._validation import validate_points
+from ._validation import power_of_two_scale, validate_points
 from .base import MahalanobisMixin, components_from_matrix
 from .itml import _check_bounds, _default_bounds, _prior_matrix
 
@@ -174,8 +174,8 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
         classes, y_idx = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise ValueError(
-                f"ProjectAndForget needs samples of at least 2 classes; got "
-                f"{classes.size} class."
+                f"ProjectAndForget needs samples of at least 2 classes in y; "
+                f"got {classes.size} class."
             )
         X = np.ascontiguousarray(X, dtype=np.float64)
         y_idx = y_idx.astype(np.int64)
@@ -188,6 +188,13 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
             low, high = _check_bounds(bounds)
         gamma = float(self.gamma)
         tol = float(self.tol)
+        # Data of extreme scale: X / s and bounds / s^2 (s a power of two,
+        # exact) pose the same problem in A, without overflow / underflow.
+        s = power_of_two_scale(X)
+        bounds_in = (low, high)
+        if s != 1.0:
+            X = X / s
+            low, high = low / s / s, high / s / s
 
         # different-class pairs of identical points: never constraints
         _, inv = np.unique(X, axis=0, return_inverse=True)
@@ -306,14 +313,14 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
                                      "matrix; check the scale of the data.")
         self.prior_ = A0
         self.components_ = components_from_matrix(A, name="the learned matrix")
-        self.bounds_ = np.array([low, high])
+        self.bounds_ = np.array(bounds_in)
         self.n_iter_ = int(it)
         self.loss_curve_ = np.asarray(hist["objective"])
         self.history_ = hist
         self.n_active_ = int(pi.size)
         self.active_pairs_ = np.column_stack((pi, pj))
-        self.duals_ = lam.copy()
-        self.slack_ = xi.copy()
+        self.duals_ = lam / s / s
+        self.slack_ = xi * s * s
         self.max_violation_ = float(maxv)
         self.converged_ = converged
         n_same = int(sum(c * (c - 1) // 2 for c in np.bincount(y_idx)))

@@ -305,3 +305,125 @@ def test_active_set_dedup_and_forget():
     assert act.forget() == 1
     assert len(act) == 1 and act.edge[0] == 1
     assert act.add(ce, ptr, path) == 1  # forgotten constraints may return
+
+
+# --- triangle oracle kernel, unit-weight projection, KL divergence ----------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [3, 17, 130, 301])
+def test_triangle_argmin_matches_numpy(n, dtype):
+    from metric_estimators._kernels.metric_nearness import triangle_argmin
+    rng = np.random.default_rng(n)
+    # coarse values, so that ties occur and the first index must win
+    X = np.round(random_dissimilarity(n, n), 1).astype(dtype)
+    M = np.full((n, n), -1.0, dtype=dtype)
+    W = np.full((n, n), -1, dtype=np.int32)
+    triangle_argmin(X, M, W)
+    S = X[:, :, None] + X[None, :, :]          # S[i, k, j] = X_ik + X_kj
+    ref = S.min(axis=1)
+    arg = S.argmin(axis=1)                    # first minimiser, as ours
+    iu = np.triu_indices(n, 1)
+    np.testing.assert_array_equal(M[iu], ref[iu])
+    np.testing.assert_array_equal(W[iu], arg[iu])
+    assert rng is not None
+
+
+def test_unit_weight_triangle_kernel_equals_general_kernel():
+    from metric_estimators._kernels.metric_nearness import (
+        project_paths_l2, project_triangles_unit)
+    rng = np.random.default_rng(0)
+    m, k = 60, 400
+    edge = rng.integers(0, m, k).astype(np.int64)
+    path = rng.integers(0, m, 2 * k).astype(np.int32)
+    ptr = np.arange(0, 2 * k + 1, 2, dtype=np.int64)
+    for winv in (1.0, 0.25):
+        x1 = rng.random(m)
+        z1 = np.where(rng.random(k) < 0.5, rng.random(k), 0.0)
+        x2, z2 = x1.copy(), z1.copy()
+        r1 = r2 = 0.0
+        for _ in range(3):
+            r1 = project_paths_l2(x1, np.full(m, winv), edge, ptr, path, z1,
+                                  0, k)
+            r2 = project_triangles_unit(x2, winv, edge, path, z2, 0, k)
+        np.testing.assert_allclose(x2, x1, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(z2, z1, rtol=1e-12, atol=1e-12)
+        assert r1 == pytest.approx(r2, rel=1e-9)
+        assert np.all(z2 >= 0)
+
+
+def cvxpy_kl_nearness(D):
+    n = D.shape[0]
+    d = matrix_to_edges(D)
+    i, j, k = triples(n)
+    eid = np.vectorize(lambda a, b: edge_id(a, b, n))
+    a, b, c = eid(i, j), eid(i, k), eid(k, j)
+    x = cp.Variable(d.size)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.kl_div(x, d))),
+                      [x[a] <= x[b] + x[c]])
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11,
+               tol_feas=1e-11)
+    return prob.value, x.value
+
+
+@pytest.mark.parametrize("oracle", ["triangle", "shortest_path"])
+@pytest.mark.parametrize("n,seed", [(8, 0), (16, 1)])
+def test_kl_objective_matches_cvxpy(n, seed, oracle):
+    D = random_dissimilarity(n, seed, kind="uniform") + 0.05
+    np.fill_diagonal(D, 0.0)
+    mn = MetricNearness(divergence="kl", tol=1e-9, oracle=oracle).fit(D)
+    ref, xref = cvxpy_kl_nearness(D)
+    assert mn.converged_
+    assert abs(mn.objective_ - ref) <= 1e-6 * ref
+    x = matrix_to_edges(mn.metric_)
+    # KL objective as stated, from the returned metric
+    d = matrix_to_edges(D)
+    assert mn.objective_ == pytest.approx(
+        np.sum(x * np.log(x / d) - x + d), rel=1e-12)
+    np.testing.assert_allclose(x, xref, atol=1e-4 * D.max())
+    assert max_triangle_violation(mn.metric_) <= 1e-8 * D.max()
+    assert np.all(x > 0)
+
+
+def test_kl_differs_from_l2_and_is_relative():
+    # KL moves small entries less than L2 does: on one violated triangle
+    # (a, b, c) = (4, 1, 1), L2 moves all three by the same amount, KL
+    # multiplicatively
+    D = np.array([[0, 4, 1], [4, 0, 1], [1, 1, 0]], dtype=float)
+    l2 = MetricNearness().fit_transform(D)
+    kl = MetricNearness(divergence="kl", tol=1e-10).fit_transform(D)
+    np.testing.assert_allclose([l2[0, 1], l2[0, 2], l2[1, 2]],
+                               [10 / 3, 5 / 3, 5 / 3], atol=1e-5)
+    # closed form: 4 e^-c = 2 e^c  ->  e^c = sqrt(2)
+    np.testing.assert_allclose([kl[0, 1], kl[0, 2], kl[1, 2]],
+                               [4 / np.sqrt(2), np.sqrt(2), np.sqrt(2)],
+                               rtol=1e-8)
+
+
+def test_kl_sparse_graph_and_scale():
+    D = random_dissimilarity(12, 5, kind="uniform") + 0.1
+    np.fill_diagonal(D, 0.0)
+    dense = MetricNearness(divergence="kl", tol=1e-9).fit(D)
+    # a scaled input gives the scaled metric and the scaled divergence
+    scaled = MetricNearness(divergence="kl", tol=1e-9).fit(D * 8.0)
+    np.testing.assert_allclose(scaled.metric_, 8.0 * dense.metric_,
+                               rtol=1e-7)
+    assert scaled.objective_ == pytest.approx(8.0 * dense.objective_,
+                                              rel=1e-7)
+    # the complete graph given as a sparse matrix: same problem (cycle
+    # inequalities of K_n = its triangle inequalities)
+    sp = MetricNearness(divergence="kl", tol=1e-9).fit(sparse.csr_matrix(D))
+    np.testing.assert_allclose(sp.metric_.toarray(), dense.metric_,
+                               atol=1e-6)
+
+
+def test_kl_bad_input():
+    D = random_dissimilarity(6, 0)
+    D[0, 1] = D[1, 0] = 0.0
+    with pytest.raises(ValueError, match="divergence='kl'.*positive"):
+        MetricNearness(divergence="kl").fit(D)
+    D = random_dissimilarity(6, 0) + 0.1
+    np.fill_diagonal(D, 0.0)
+    with pytest.raises(ValueError, match="sample_weight.*divergence='kl'"):
+        MetricNearness(divergence="kl").fit(D, sample_weight=np.ones((6, 6)))
+    with pytest.raises(ValueError, match="divergence"):
+        MetricNearness(divergence="entropy").fit(D)

@@ -31,8 +31,10 @@ duals are still wrong).  The solver stops only when both hold:
   slackness; equivalently, a full pass moves nothing by more than the
   tolerance).
 
-Squared L2 and weighted squared L2 (``f(x) = 1/2 sum_e w_e x_e^2``) are the
-divergences implemented for cycle constraints; the ITML LogDet divergence is
+Squared L2, weighted squared L2 (``f(x) = 1/2 sum_e w_e x_e^2``) and the
+generalised Kullback-Leibler divergence (``f(x) = sum_e x_e log x_e - x_e``,
+closed-form projections because cycle constraints have +-1 coefficients) are
+the divergences implemented for cycle constraints; the ITML LogDet divergence is
 handled by :mod:`metric_estimators.solvers.bregman` with the same active-set
 logic (see :class:`metric_estimators.ProjectAndForget`).
 """
@@ -48,6 +50,7 @@ from .._kernels.metric_nearness import (
     compact_constraints,
     constraint_hashes,
     filter_new,
+    project_paths_kl,
     project_paths_l2,
     project_triangles_unit,
 )
@@ -131,8 +134,12 @@ class ActiveSet:
         """One Hildreth pass (weighted squared L2) from constraint ``start``.
 
         ``uniform``: the common value of ``winv`` if all weights are equal
-        (a faster kernel for triangles), else ``None``.
+        (a faster kernel for triangles), else ``None``; ``"kl"`` for the
+        Kullback-Leibler divergence (``winv`` unused).
         """
+        if uniform == "kl":
+            return project_paths_kl(x, self.edge, self.ptr, self.path, self.z,
+                                    start, self.edge.size)
         if uniform is not None and self.triangles:
             return project_triangles_unit(x, float(uniform), self.edge,
                                           self.path, self.z, start,
@@ -192,9 +199,10 @@ def _print_header():
 
 
 def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
-                       max_passes=20, pass_budget=None, min_passes=1, fixed_pass=None,
-                       add_threshold=None, settle_fraction=0.0, verbose=0, warn=True,
-                       warning_category=UserWarning):
+                       max_passes=20, pass_budget=None, min_passes=1,
+                       fixed_pass=None, add_threshold=None,
+                       settle_fraction=0.0, divergence="l2", verbose=0,
+                       warn=True, warning_category=UserWarning):
     """Minimise ``1/2 sum_e w_e (x_e - x0_e)^2`` over oracle-given cycle
     constraints (plus fixed constraints handled by ``fixed_pass``).
 
@@ -230,6 +238,11 @@ def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
     add_threshold : float or None
         Only constraints violated by more than this are added
         (default ``tol_abs / 10``).
+    divergence : {"l2", "kl"}
+        ``"l2"``: weighted squared L2, ``1/2 sum_e w_e (x_e - x0_e)^2``.
+        ``"kl"``: generalised Kullback-Leibler divergence
+        ``sum_e x_e log(x_e / x0_e) - x_e + x0_e`` (unweighted; ``x0 > 0``;
+        ``winv`` is ignored; see :func:`~metric_estimators._kernels.metric_nearness.project_paths_kl`).
     settle_fraction : float
         When an oracle call adds at most this fraction of the active set's
         size, the active set is taken as nearly complete and ``max_passes``
@@ -246,8 +259,13 @@ def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
     x = np.array(x0, dtype=np.float64, copy=True)
     winv = np.ascontiguousarray(winv, dtype=np.float64)
     active = ActiveSet()
-    uniform = (float(winv[0]) if winv.size and np.all(winv == winv[0])
-               else None)
+    if divergence == "kl":
+        uniform = "kl"
+    elif divergence == "l2":
+        uniform = (float(winv[0]) if winv.size and np.all(winv == winv[0])
+                   else None)
+    else:
+        raise ValueError(f"divergence must be 'l2' or 'kl', got {divergence!r}.")
     if add_threshold is None:
         add_threshold = tol_abs / 10.0
     hist = {k: [] for k in ("objective", "max_violation", "residual",
