@@ -15,7 +15,7 @@ import warnings
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
 
-import metric_estimators  # noqa: E402
+import metric_estimators
 
 project = "metric_estimators"
 author = "metric_estimators developers"

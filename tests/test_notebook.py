@@ -14,11 +14,11 @@ from sklearn.preprocessing import StandardScaler
 
 from metric_estimators import (
     ITML,
-    ITML_Supervised,
     LMNN,
     LODML,
     OMDML,
     CorrelationClustering,
+    ITML_Supervised,
     MetricNearness,
     ProjectAndForget,
 )

@@ -36,7 +36,10 @@ D = D_true * np.triu(noise, 1)
 D = D + D.T                       # symmetric, zero diagonal
 
 
-def violations(M, tol=1e-5 * D.max()):
+TOL = 1e-5 * D.max()
+
+
+def violations(M, tol=TOL):
     """All M_ij - M_ik - M_kj > tol over triangles (i < j, k != i, j)."""
     v = M[:, :, None] - M[:, None, :] - M.T[None, :, :]  # v[i, j, k]
     iu, ju = np.triu_indices(len(M), 1)
