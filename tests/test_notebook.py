@@ -50,8 +50,9 @@ def test_html_repr_fitted_and_in_pipeline(iris):
                              KNeighborsClassifier(3)).fit(X, y)
     html = pipe._repr_html_()
     assert "LMNN" in html and "KNeighborsClassifier" in html
-    # a fitted estimator is flagged as fitted in the diagram
-    assert "fitted" in pipe[0]._repr_html_().lower()
+    # the diagram tells fitted from unfitted estimators
+    assert "Not fitted" not in pipe[0]._repr_html_()
+    assert "Not fitted" in LMNN()._repr_html_()
     # a non-default parameter is shown
     assert "max_iter" in html
 
