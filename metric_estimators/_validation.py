@@ -15,12 +15,12 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import _num_samples, validate_data
 
 __all__ = [
-    "validate_points",
-    "validate_pairs",
-    "validate_pair_labels",
-    "check_square_matrix",
     "check_pd_matrix",
+    "check_square_matrix",
     "power_of_two_scale",
+    "validate_pair_labels",
+    "validate_pairs",
+    "validate_points",
 ]
 
 # Data whose scale (largest absolute deviation from the mean) lies outside

@@ -211,6 +211,9 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         Returns
         -------
         X_embedded : ndarray of shape (n_samples, n_components)
+            float32 for float32 ``X`` (``components_`` is cast), float64
+            otherwise.  Fitting always runs in float64, so float32 training
+            data gives the metric of the same values in float64.
         """
         check_is_fitted(self, "components_")
         X = validate_points(self, X, reset=False)

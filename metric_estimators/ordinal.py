@@ -865,6 +865,13 @@ class LODML(MahalanobisMixin, BaseEstimator):
         w, V = np.clip(w[::-1], 0.0, None), V[:, ::-1]
         r = d if self.n_components is None else self.n_components
         self.components_ = np.sqrt(w[:r])[:, None] * V[:, :r].T / scale
+        if ti.size and not np.any(self.components_):
+            warnings.warn(
+                "LODML learned the zero metric (every distance is 0): the "
+                "pull term outweighs the ordinal triplets on this data. "
+                "Increase mu, or check that the labels are ordered.",
+                UserWarning,
+            )
         self.n_iter_ = it
         self.loss_curve_ = curve
         self.objective_ = float(f)

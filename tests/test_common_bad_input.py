@@ -14,11 +14,11 @@ from sklearn.exceptions import ConvergenceWarning
 
 from metric_estimators import (
     ITML,
-    ITML_Supervised,
     LMNN,
     LODML,
     OMDML,
     CorrelationClustering,
+    ITML_Supervised,
     MetricNearness,
     ProjectAndForget,
 )
@@ -295,29 +295,29 @@ IDX = np.random.RandomState(4).randint(0, 20, (12, 2))
 YP = np.array([1, -1] * 6)
 
 BAD_PAIRS = {
-    "(n, 3, d)": (dict(), np.ones((12, 3, 3)), YP, ValueError, r"pairs must have shape \(n_pairs, 2, n_features\)"),
-    "(n, 2) no preprocessor": (dict(), IDX, YP, ValueError, "pairs of shape .* look like index pairs"),
-    "1-D": (dict(), np.arange(12), YP, ValueError, "pairs must have shape"),
-    "4-D": (dict(), np.ones((12, 2, 3, 1)), YP, ValueError, "pairs must have shape"),
-    "(n, 3) indices": (dict(preprocessor=PREP), np.zeros((12, 3), int), YP, ValueError, r"pairs given as indices must have shape \(n_pairs, 2\)"),
-    "index out of range": (dict(preprocessor=PREP), np.r_[IDX[:-1], [[0, 20]]], YP, ValueError, "pairs holds indices out of range"),
-    "negative index": (dict(preprocessor=PREP), np.r_[IDX[:-1], [[-1, 0]]], YP, ValueError, "pairs holds indices out of range"),
-    "fractional index": (dict(preprocessor=PREP), IDX + 0.5, YP, TypeError, "pairs given as indices must hold integers"),
-    "labels 0/1": (dict(), _pairs()[0], (YP > 0).astype(int), ValueError, r"Pair labels y must be -1"),
-    "labels +-2": (dict(), _pairs()[0], 2 * YP, ValueError, r"Pair labels y must be -1"),
-    "labels NaN": (dict(), _pairs()[0], np.where(YP > 0, np.nan, -1.0), ValueError, r"Pair labels y must be -1"),
-    "labels strings": (dict(), _pairs()[0], np.array(["a"] * 12), TypeError, r"\by must hold"),
-    "labels 2-D": (dict(), _pairs()[0], np.ones((12, 2)), ValueError, r"\by must be 1-D"),
-    "length mismatch": (dict(), _pairs()[0], YP[:-1], ValueError, "pairs and y have inconsistent lengths"),
-    "NaN": (dict(), np.where(_pairs()[0] > 1, np.nan, _pairs()[0]), YP, ValueError, "pairs contains NaN"),
-    "inf": (dict(), np.where(_pairs()[0] > 1, np.inf, _pairs()[0]), YP, ValueError, "pairs contains NaN or infinity"),
-    "complex": (dict(), _pairs()[0] + 1j, YP, TypeError, "pairs must be real"),
-    "strings": (dict(), _pairs()[0].astype(str), YP, TypeError, "pairs must be numeric"),
-    "empty": (dict(), np.empty((0, 2, 3)), np.empty(0), ValueError, "pairs is empty"),
-    "0 features": (dict(), np.empty((12, 2, 0)), YP, ValueError, "pairs has 0 features"),
-    "preprocessor NaN": (dict(preprocessor=np.where(PREP > 1, np.nan, PREP)), IDX, YP, ValueError, "preprocessor contains NaN"),
-    "preprocessor 1-D output": (dict(preprocessor=lambda i: np.ones(len(i))), IDX, YP, ValueError, "preprocessor must return a 2-D array"),
-    "dissimilar identical points": (dict(), np.zeros((12, 2, 3)), YP, ValueError, r"dissimilar pair\(s\) \(y=-1\) join identical points"),
+    "(n, 3, d)": ({}, np.ones((12, 3, 3)), YP, ValueError, r"pairs must have shape \(n_pairs, 2, n_features\)"),
+    "(n, 2) no preprocessor": ({}, IDX, YP, ValueError, "pairs of shape .* look like index pairs"),
+    "1-D": ({}, np.arange(12), YP, ValueError, "pairs must have shape"),
+    "4-D": ({}, np.ones((12, 2, 3, 1)), YP, ValueError, "pairs must have shape"),
+    "(n, 3) indices": ({"preprocessor": PREP}, np.zeros((12, 3), int), YP, ValueError, r"pairs given as indices must have shape \(n_pairs, 2\)"),
+    "index out of range": ({"preprocessor": PREP}, np.r_[IDX[:-1], [[0, 20]]], YP, ValueError, "pairs holds indices out of range"),
+    "negative index": ({"preprocessor": PREP}, np.r_[IDX[:-1], [[-1, 0]]], YP, ValueError, "pairs holds indices out of range"),
+    "fractional index": ({"preprocessor": PREP}, IDX + 0.5, YP, TypeError, "pairs given as indices must hold integers"),
+    "labels 0/1": ({}, _pairs()[0], (YP > 0).astype(int), ValueError, r"Pair labels y must be -1"),
+    "labels +-2": ({}, _pairs()[0], 2 * YP, ValueError, r"Pair labels y must be -1"),
+    "labels NaN": ({}, _pairs()[0], np.where(YP > 0, np.nan, -1.0), ValueError, r"Pair labels y must be -1"),
+    "labels strings": ({}, _pairs()[0], np.array(["a"] * 12), TypeError, r"\by must hold"),
+    "labels 2-D": ({}, _pairs()[0], np.ones((12, 2)), ValueError, r"\by must be 1-D"),
+    "length mismatch": ({}, _pairs()[0], YP[:-1], ValueError, "pairs and y have inconsistent lengths"),
+    "NaN": ({}, np.where(_pairs()[0] > 1, np.nan, _pairs()[0]), YP, ValueError, "pairs contains NaN"),
+    "inf": ({}, np.where(_pairs()[0] > 1, np.inf, _pairs()[0]), YP, ValueError, "pairs contains NaN or infinity"),
+    "complex": ({}, _pairs()[0] + 1j, YP, TypeError, "pairs must be real"),
+    "strings": ({}, _pairs()[0].astype(str), YP, TypeError, "pairs must be numeric"),
+    "empty": ({}, np.empty((0, 2, 3)), np.empty(0), ValueError, "pairs is empty"),
+    "0 features": ({}, np.empty((12, 2, 0)), YP, ValueError, "pairs has 0 features"),
+    "preprocessor NaN": ({"preprocessor": np.where(PREP > 1, np.nan, PREP)}, IDX, YP, ValueError, "preprocessor contains NaN"),
+    "preprocessor 1-D output": ({"preprocessor": lambda i: np.ones(len(i))}, IDX, YP, ValueError, "preprocessor must return a 2-D array"),
+    "dissimilar identical points": ({}, np.zeros((12, 2, 3)), YP, ValueError, r"dissimilar pair\(s\) \(y=-1\) join identical points"),
 }
 
 
@@ -559,3 +559,18 @@ def test_margin_learners_extreme_scale(name):
     assert np.all(np.isfinite(L)) and np.abs(L).max() > 0
     if name.startswith("LMNN"):
         assert est.n_iter_ >= 1 and not np.allclose(L, np.eye(L.shape[1]))
+
+
+def test_lodml_warns_about_a_zero_metric():
+    """Labels unrelated to X: the optimum is A = 0, a degenerate metric that
+    must not be returned silently."""
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(40, 3), np.arange(40) % 3
+    with pytest.warns(UserWarning, match="LODML learned the zero metric"):
+        est = LODML(max_iter=50).fit(X, y)
+    assert not np.any(est.components_)
+    Xo, yo = make_ordinal(n_samples=60, n_noise=2, n_levels=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert np.any(LODML(max_iter=50).fit(Xo, yo).components_)

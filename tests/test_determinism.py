@@ -30,11 +30,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from metric_estimators import (
     ITML,
-    ITML_Supervised,
     LMNN,
     LODML,
     OMDML,
     CorrelationClustering,
+    ITML_Supervised,
     MetricNearness,
     ProjectAndForget,
 )
@@ -160,12 +160,12 @@ def test_pickle_joblib_round_trip_and_clone(name):
         check_is_fitted(fresh)
     with pytest.raises(NotFittedError):
         fresh.transform(X)
-    assert fresh.get_params() == est.get_params() or name == "ITML"
+    assert fresh.get_params() == est.get_params()
     check_is_fitted(est)  # the original is untouched
 
 
 def test_itml_clone_keeps_preprocessor_params():
-    pairs, y = _pairs()
+    pairs, _ = _pairs()
     est = _fit("ITML")
     fresh = clone(est)
     assert not hasattr(fresh, "threshold_")
@@ -269,7 +269,8 @@ def test_unwritable_numba_cache(tmp_path, mode):
     env = dict(os.environ, PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1",
                NUMBA_CACHE_DIR=str(blocker / "cache"))
     proc = subprocess.run([sys.executable, "-c", _SCRIPT], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600,
+                          check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert str(pkg) in proc.stdout  # the read-only copy was the one imported
     assert not any(p.is_dir() for p in pkg.rglob("__pycache__"))

@@ -24,10 +24,10 @@ from scipy.spatial.distance import mahalanobis, pdist, squareform
 
 from metric_estimators import (
     ITML,
-    ITML_Supervised,
     LMNN,
     LODML,
     OMDML,
+    ITML_Supervised,
     MetricNearness,
     ProjectAndForget,
 )
@@ -42,7 +42,7 @@ def _points(n):
     return arrays(np.float64, (n, N_FEATURES), elements=FINITE)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fitted(name):
     X, y = make_ordinal(n_samples=80, n_informative=2, n_noise=N_FEATURES - 2,
                         n_levels=4, random_state=0)
