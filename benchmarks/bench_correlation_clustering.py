@@ -6,7 +6,8 @@ A graph ``G`` becomes a complete signed graph: ``A_ij = +1`` for an edge,
 of an unsigned graph, e.g. Veldt et al.'s LambdaCC with lambda = 1/2).
 Graphs: ``planted``: ``networkx.planted_partition_graph(k, n/k, 0.9, 0.1)`` with
 k = n / 100 communities (k >= 2);
-``lfr``: ``networkx.LFR_benchmark_graph`` (tau1=3, tau2=1.5, mu=0.1).
+``lfr``: ``networkx.LFR_benchmark_graph`` (tau1=2.5, tau2=1.5, mu=0.1,
+average degree 20, max degree 50, communities of 50 to 200 nodes).
 
 Reported: time to tolerance (largest triangle / pair violation <= tol on the
 [0, 1] scale, duals consistent), LP objective, the dual lower bound, the
@@ -40,8 +41,9 @@ if graph == "planted":
     truth = np.repeat(np.arange(k), n // k)
     n = k * (n // k)
 else:
-    G = nx.LFR_benchmark_graph(n, 3, 1.5, 0.1, average_degree=20,
-                               min_community=20, max_community=n // 5, seed=seed)
+    G = nx.LFR_benchmark_graph(n, 2.5, 1.5, 0.1, average_degree=20,
+                               max_degree=50, min_community=50,
+                               max_community=200, seed=seed)
     truth = np.empty(n, dtype=int)
     comms = {{frozenset(G.nodes[v]["community"]) for v in G}}
     for c, members in enumerate(comms):
@@ -107,6 +109,34 @@ def run(n, graph, method, tol, gamma, seed, timeout):
             "error": (p.stderr or p.stdout)[-400:]}
 
 
+def report(results):
+    """Markdown table of the JSON results, one row per (graph, n)."""
+    cvx = {(r["graph"], r["n"]): r for r in results
+           if r.get("method") == "cvxpy" and "error" not in r}
+    lines = ["| graph | n | edges | time (s) | oracle calls | active set "
+             "| LP objective | dual lower bound | rounded cost "
+             "| planted cost | ARI | clusters | converged | peak RSS (GB) "
+             "| cvxpy LP (time) | load avg before |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(results, key=lambda q: (q["graph"], q["n"])):
+        if r.get("method") != "pf":
+            continue
+        if "error" in r:
+            lines.append(f"| {r['graph']} | {r['n']} | | {r['error'][:60]} "
+                         "| | | | | | | | | | | | |")
+            continue
+        c = cvx.get((r["graph"], r["n"]))
+        cv = f"{c['lp_objective']:.4f} ({c['time']:.1f} s)" if c else "–"
+        lines.append(
+            f"| {r['graph']} | {r['n']} | {r['n_edges']} | {r['time']:.2f} "
+            f"| {r['n_iter']} | {r['n_active']} | {r['lp_objective']:.2f} "
+            f"| {r['lower_bound']:.2f} | {r['rounded_cost']:.0f} "
+            f"| {r['planted_cost']:.0f} | {r['ari']:.2f} | {r['n_clusters']} "
+            f"| {r['converged']} | {r['peak_rss_gb']:.2f} | {cv} "
+            f"| {r['loadavg_before'][0]:.1f} |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000])
@@ -117,11 +147,16 @@ def main():
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=os.path.join(HERE, "results", "correlation_clustering.json"))
+    ap.add_argument("--report", action="store_true",
+                    help="print the markdown table of --out and exit")
     args = ap.parse_args()
     results = []
     if os.path.exists(args.out):
         with open(args.out) as fh:
             results = json.load(fh)
+    if args.report:
+        print(report(results))
+        return
     for graph in args.graphs:
         for n in args.sizes:
             methods = ["pf"] + (["cvxpy"] if n <= args.cvxpy_max else [])
