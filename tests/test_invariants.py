@@ -175,3 +175,16 @@ def test_metric_nearness_commutes_with_scaling(D, c):
     est = MetricNearness(tol=1e-8).fit(c * D)
     scale = max(D.max(), 1e-300)
     np.testing.assert_allclose(est.metric_ / c, ref.metric_, rtol=0, atol=1e-6 * scale)
+
+
+@settings(max_examples=15, deadline=None)
+@given(D=_dissimilarities(max_n=6))
+def test_metric_nearness_kl_output_is_a_metric(D):
+    D = D + 0.05 * (1 - np.eye(len(D)))  # KL needs D > 0 off the diagonal
+    est = MetricNearness(divergence="kl", tol=1e-7).fit(D)
+    M = est.metric_
+    assert est.converged_
+    assert M[~np.eye(len(M), dtype=bool)].min() > 0
+    assert _max_triangle_violation(M) <= 2e-7 * D.max()
+    # KL(M || D) >= 0, and 0 exactly when D is already a metric
+    assert est.objective_ >= -1e-12
