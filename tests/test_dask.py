@@ -1,6 +1,6 @@
 """Grid search on a Dask cluster gives the same result as the local run.
 
-The recipe of ``docs/dask.md``: ``GridSearchCV`` over a ``Pipeline`` of a
+The recipe of ``docs/dask.rst``: ``GridSearchCV`` over a ``Pipeline`` of a
 metric learner and ``KNeighborsClassifier``, run under
 ``joblib.parallel_backend("dask")`` on a ``distributed.LocalCluster`` with two
 worker processes.  Checks that
@@ -32,7 +32,7 @@ from metric_estimators import LMNN, ITML_Supervised
 distributed = pytest.importorskip("distributed")
 
 # one BLAS / OpenMP / numba thread per worker process: the machine's cores are
-# shared by the two workers (see docs/dask.md, "Threads")
+# shared by the two workers (see docs/dask.rst, "Threads")
 _WORKER_ENV = {
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
