@@ -427,3 +427,19 @@ def test_kl_bad_input():
         MetricNearness(divergence="kl").fit(D, sample_weight=np.ones((6, 6)))
     with pytest.raises(ValueError, match="divergence"):
         MetricNearness(divergence="entropy").fit(D)
+
+
+@pytest.mark.parametrize("c", [1e150, 1e-150, 3e38, 1e-40])
+def test_triangle_oracle_float32_phase_any_scale(c):
+    # the float32 search runs on X / 2^k: no overflow at 1e150, no underflow
+    # at 1e-150; it must return the same triangles as the float64 search
+    from metric_estimators.solvers.oracles import DenseTriangleOracle
+    D = random_dissimilarity(40, 7)
+    x = matrix_to_edges(D)
+    oracle = DenseTriangleOracle(40)
+    ref = oracle(x, 1e-9, precision="float64")
+    got = oracle(x * c, 1e-9 * c, precision="float32")
+    assert ref[0].size > 0
+    np.testing.assert_array_equal(got[0], ref[0])
+    np.testing.assert_array_equal(got[2], ref[2])
+    assert got[3] == pytest.approx(ref[3] * c, rel=1e-12)

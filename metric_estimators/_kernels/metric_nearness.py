@@ -714,7 +714,7 @@ def triangle_argmin(X, out, arg):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _triangle_hops(X, M, W, n, threshold, edge_mask, hop, rowmax):
+def _triangle_hops(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax):
     # hop[e] = the apex w of the most violated triangle of edge e = uv, or -1;
     # the violation is recomputed in float64 from X (M and W may come from a
     # float32 min-plus square).  Rows are dealt out cyclically over the
@@ -730,7 +730,7 @@ def _triangle_hops(X, M, W, n, threshold, edge_mask, hop, rowmax):
                 hop[e] = -1
                 if not edge_mask[e]:
                     continue
-                viol = xu[v] - M[u, v]
+                viol = xu[v] - mscale * M[u, v]
                 if viol > 0.5 * threshold:
                     w = W[u, v]
                     viol = xu[v] - xu[w] - X[w, v]
@@ -767,12 +767,14 @@ def _collect_triangles(n, hop):
 
 
 
-def violated_triangles(X, Xp, M, W, n, threshold, edge_mask):
+def violated_triangles(X, Xp, M, W, n, threshold, edge_mask, mscale=1.0):
     """Most violated triangle of every edge violated by more than ``threshold``.
 
     ``X`` is the float64 matrix of the iterate, ``Xp`` the same in the
-    precision of the search (``X`` itself or a float32 copy); ``M`` and ``W``
-    are buffers of ``Xp``'s dtype and of int32.  Returns ``(cons_edge, ptr,
+    precision of the search (``X`` itself or a float32 copy of ``X /
+    mscale``, ``mscale`` a power of two that keeps float32 from overflowing
+    or underflowing); ``M`` and ``W`` are buffers of ``Xp``'s dtype and of
+    int32.  Returns ``(cons_edge, ptr,
     path, max_violation)`` as :func:`violated_paths`, with paths of two
     edges; the violations are exact float64 ones of the returned triangles.
     """
@@ -780,6 +782,6 @@ def violated_triangles(X, Xp, M, W, n, threshold, edge_mask):
     triangle_argmin(Xp, M, W)
     hop = np.empty(m, dtype=np.int32)
     rowmax = np.zeros(n)
-    _triangle_hops(X, M, W, n, threshold, edge_mask, hop, rowmax)
+    _triangle_hops(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax)
     ce, ptr, path = _collect_triangles(n, hop)
     return ce, ptr, path, float(rowmax.max()) if n else 0.0

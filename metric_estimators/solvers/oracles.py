@@ -135,17 +135,25 @@ class DenseTriangleOracle(DenseShortestPathOracle):
         edges_to_matrix(np.maximum(x, 0.0), n, X)
         dtype = np.float32 if precision == "float32" else np.float64
         M = self._buffer(dtype)
+        mscale = 1.0
         if dtype == np.float64:
             Xp = X
         else:
             if getattr(self, "_Xp", None) is None:
                 self._Xp = np.empty((n, n), dtype=np.float32)
             Xp = self._Xp
-            Xp[...] = X
+            # float32 covers about 1e+-38: search on X / 2^k with X's largest
+            # entry near 1 (exact scaling), so that 1e150 does not overflow
+            # and 1e-150 does not vanish
+            top = float(X.max())
+            if top > 0.0:
+                mscale = float(2.0 ** np.round(np.log2(top)))
+            np.multiply(X, 1.0 / mscale, out=Xp, casting="unsafe")
         if getattr(self, "_W", None) is None:
             self._W = np.empty((n, n), dtype=np.int32)
         ce, ptr, path, maxv = violated_triangles(X, Xp, M, self._W, n,
-                                                 threshold, self.edge_mask)
+                                                 threshold, self.edge_mask,
+                                                 mscale)
         neg = float(-x.min()) if x.size else 0.0
         return ce, ptr, path, max(maxv, neg)
 
