@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import mahalanobis
 
+from metric_estimators._validation import validate_pairs
 from metric_estimators.base import (
     MahalanobisDistance,
     components_from_matrix,
@@ -19,8 +20,6 @@ from metric_estimators.constraints import (
     pairs_from_labels,
     positive_negative_pairs,
 )
-from metric_estimators._validation import validate_pairs
-
 
 # --------------------------------------------------------------- factorisation
 

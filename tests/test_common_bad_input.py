@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _data import symmetric_dissimilarity
 from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 
@@ -361,11 +362,7 @@ def test_itml_bad_input_after_fit():
 # -- dissimilarity matrices and signed graphs ---------------------------------
 
 def _dissimilarity(n=8, seed=0):
-    rng = np.random.RandomState(seed)
-    D = np.abs(rng.randn(n, n))
-    D = (D + D.T) / 2
-    np.fill_diagonal(D, 0)
-    return D
+    return symmetric_dissimilarity(n, seed)
 
 
 def _signed(n=12, seed=0):

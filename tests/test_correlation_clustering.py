@@ -6,10 +6,12 @@ from scipy import sparse
 from sklearn.base import clone
 from sklearn.metrics import adjusted_rand_score
 
-from metric_estimators.nearness import (
-    CorrelationClustering, correlation_clustering_cost, pivot_rounding,
-)
 from metric_estimators._kernels.metric_nearness import edge_id, matrix_to_edges
+from metric_estimators.nearness import (
+    CorrelationClustering,
+    correlation_clustering_cost,
+    pivot_rounding,
+)
 
 cp = pytest.importorskip("cvxpy")
 

@@ -24,6 +24,7 @@ import joblib
 import numba
 import numpy as np
 import pytest
+from _data import symmetric_dissimilarity
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
@@ -59,11 +60,7 @@ def _pairs():
 
 
 def _dissimilarity(n=30, seed=0):
-    rng = np.random.RandomState(seed)
-    D = np.abs(rng.randn(n, n))
-    D = (D + D.T) / 2
-    np.fill_diagonal(D, 0)
-    return D
+    return symmetric_dissimilarity(n, seed)
 
 
 def _signed(n=30, seed=0):

@@ -361,6 +361,7 @@ def test_pickle_and_clone(iris_pairs, iris):
 @pytest.mark.slow
 def test_digits_accuracy_and_speed():
     import time
+
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
     X, y = load_digits(return_X_y=True)

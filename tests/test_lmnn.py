@@ -393,8 +393,8 @@ def test_reference_targets_agree_with_sklearn():
 def test_impostor_subsample_is_fixed_and_unbiased(eligible_factor, monkeypatch):
     """Beyond max_impostors the push term uses a fixed hash-chosen subset of
     all impostor pairs: the same subset at every L, reweighted by 1/fraction."""
-    from metric_estimators._kernels.lmnn import pair_uniform, point_hashes
     import metric_estimators.lmnn as mod
+    from metric_estimators._kernels.lmnn import pair_uniform, point_hashes
 
     monkeypatch.setattr(mod, "_ELIGIBLE_FACTOR", eligible_factor)
     X, y = make_classification(

@@ -8,12 +8,14 @@ from scipy import sparse
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
+from metric_estimators._kernels.metric_nearness import (
+    apsp,
+    edge_id,
+    matrix_to_edges,
+)
 from metric_estimators.nearness import MetricNearness
 from metric_estimators.solvers.oracles import DenseShortestPathOracle
 from metric_estimators.solvers.project_forget import ActiveSet
-from metric_estimators._kernels.metric_nearness import (
-    apsp, edge_id, matrix_to_edges,
-)
 
 cp = pytest.importorskip("cvxpy")
 
@@ -330,7 +332,9 @@ def test_triangle_argmin_matches_numpy(n, dtype):
 
 def test_unit_weight_triangle_kernel_equals_general_kernel():
     from metric_estimators._kernels.metric_nearness import (
-        project_paths_l2, project_triangles_unit)
+        project_paths_l2,
+        project_triangles_unit,
+    )
     rng = np.random.default_rng(0)
     m, k = 60, 400
     edge = rng.integers(0, m, k).astype(np.int64)
