@@ -62,6 +62,8 @@ if method == "pf":
     out["time"] = time.perf_counter() - t
     out.update(lp_objective=cc.lp_objective_, lower_bound=cc.lower_bound_,
                rounded_cost=cc.cost_, n_iter=cc.n_iter_,
+               pivot_cost=getattr(cc, "pivot_cost_", cc.cost_),
+               local_sweeps=getattr(cc, "n_local_sweeps_", 0),
                n_active=cc.n_active_, converged=bool(cc.converged_),
                violation=cc.violation_, gamma=gamma,
                ari=float(adjusted_rand_score(truth, cc.labels_)),
@@ -114,23 +116,25 @@ def report(results):
     cvx = {(r["graph"], r["n"]): r for r in results
            if r.get("method") == "cvxpy" and "error" not in r}
     lines = ["| graph | n | edges | time (s) | oracle calls | active set "
-             "| LP objective | dual lower bound | rounded cost "
+             "| LP objective | dual lower bound | pivot cost | after local search "
              "| planted cost | ARI | clusters | converged | peak RSS (GB) "
              "| cvxpy LP (time) | load avg before |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(results, key=lambda q: (q["graph"], q["n"])):
         if r.get("method") != "pf":
             continue
         if "error" in r:
-            lines.append(f"| {r['graph']} | {r['n']} | | {r['error'][:60]} "
-                         "| | | | | | | | | | | | |")
+            lines.append(f"| {r['graph']} | {r['n']} | | "
+                         f"{r['error'][-60:].strip()} | | | | | | | | | | | | | |")
             continue
         c = cvx.get((r["graph"], r["n"]))
         cv = f"{c['lp_objective']:.4f} ({c['time']:.1f} s)" if c else "–"
         lines.append(
             f"| {r['graph']} | {r['n']} | {r['n_edges']} | {r['time']:.2f} "
             f"| {r['n_iter']} | {r['n_active']} | {r['lp_objective']:.2f} "
-            f"| {r['lower_bound']:.2f} | {r['rounded_cost']:.0f} "
+            f"| {r['lower_bound']:.2f} "
+            f"| {r.get('pivot_cost', r['rounded_cost']):.0f} "
+            f"| {r['rounded_cost'] if 'pivot_cost' in r else '(not run)'} "
             f"| {r['planted_cost']:.0f} | {r['ari']:.2f} | {r['n_clusters']} "
             f"| {r['converged']} | {r['peak_rss_gb']:.2f} | {cv} "
             f"| {r['loadavg_before'][0]:.1f} |")

@@ -25,6 +25,7 @@ from ._kernels.metric_nearness import (
     matrix_to_edges,
     project_pairs_cc,
 )
+from ._kernels.correlation_clustering import best_one_element_moves
 from ._kernels.metric_nearness_sparse import project_nonnegative
 from .solvers.oracles import (
     DenseShortestPathOracle,
@@ -477,7 +478,12 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
     ``1 - x_pj`` (``rounding="probabilistic"``), or with ``x_pj < 1/2``
     (``rounding="threshold"``, the deterministic threshold variant); the best
     of ``n_rounding_trials`` clusterings (by the correlation clustering cost)
-    is kept.
+    is kept.  With ``local_search=True`` it is then improved by best
+    one-element moves (Elsner & Schudy 2009, "BOEM": each node moves to the
+    cluster, or a new singleton, that lowers the cost most, until no move
+    helps), which never increases the cost; on loose LPs (many communities,
+    LP values far below the best clustering) pivoting alone can be worse than
+    putting every node apart.
 
     Parameters
     ----------
@@ -499,6 +505,11 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         where probabilistic pivoting joins pairs at random: n = 1000, 10
         communities: cost 61125 (ARI 0.81) against 94951 (ARI 0.16).
     n_rounding_trials : int, default=20
+        Number of pivot orders tried; the cheapest clustering is kept.
+    local_search : bool, default=True
+        Improve the rounded clustering by best one-element moves.
+    max_local_sweeps : int, default=100
+        Maximum number of local-search sweeps (each ``O(n^2)``).
     random_state : int, RandomState instance or None, default=None
         Seeds the pivot orders of the rounding.
     verbose : int, default=0
@@ -517,6 +528,10 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         maximised over a scaling of the duals.
     cost_ : float
         Correlation clustering cost of ``labels_``.
+    pivot_cost_ : float
+        Cost of the best pivot rounding, before the local search.
+    n_local_sweeps_ : int
+        Local-search sweeps run (0 without local search).
     n_iter_, converged_, violation_, n_active_, history_, loss_curve_
         As in :class:`MetricNearness` (``loss_curve_`` is the LP objective).
     """
@@ -528,12 +543,15 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         "max_passes": [Interval(numbers.Integral, 1, None, closed="left")],
         "rounding": [StrOptions({"probabilistic", "threshold"})],
         "n_rounding_trials": [Interval(numbers.Integral, 1, None, closed="left")],
+        "local_search": ["boolean"],
+        "max_local_sweeps": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
     def __init__(self, gamma=10.0, tol=1e-3, max_iter=500, max_passes=50,
                  rounding="threshold", n_rounding_trials=20,
+                 local_search=True, max_local_sweeps=100,
                  random_state=None, verbose=0):
         self.gamma = gamma
         self.tol = tol
@@ -541,6 +559,8 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         self.max_passes = max_passes
         self.rounding = rounding
         self.n_rounding_trials = n_rounding_trials
+        self.local_search = local_search
+        self.max_local_sweeps = max_local_sweeps
         self.random_state = random_state
         self.verbose = verbose
 
@@ -624,6 +644,18 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         if n == 0:
             best = np.empty(0, dtype=np.int64)
             best_cost = 0.0
+        self.pivot_cost_ = best_cost
+        self.n_local_sweeps_ = 0
+        if self.local_search and n > 1:
+            Ad = np.asarray(A.toarray() if sparse.issparse(A) else A,
+                            dtype=np.float64)
+            labels = best.astype(np.int64).copy()
+            eps = 1e-12 * max(float(np.abs(Ad).max()), np.finfo(float).tiny)
+            self.n_local_sweeps_ = int(best_one_element_moves(
+                Ad, labels, int(self.max_local_sweeps), eps))
+            cost = correlation_clustering_cost(Ad, labels)
+            if cost <= best_cost:
+                best, best_cost = np.unique(labels, return_inverse=True)[1], cost
         return best, best_cost
 
     def fit_predict(self, A, y=None):

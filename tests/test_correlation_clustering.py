@@ -130,3 +130,51 @@ def test_bad_params():
         CorrelationClustering(gamma=0).fit(A)
     with pytest.raises(ValueError, match="rounding"):
         CorrelationClustering(rounding="best").fit(A)
+
+
+def _brute_best_move_gain(A, labels):
+    # largest cost decrease of one single-node move (numpy reference)
+    base = correlation_clustering_cost(A, labels)
+    best = 0.0
+    ids = list(np.unique(labels)) + [labels.max() + 1]
+    for i in range(len(labels)):
+        for c in ids:
+            if c == labels[i]:
+                continue
+            trial = labels.copy()
+            trial[i] = c
+            best = max(best, base - correlation_clustering_cost(A, trial))
+    return best
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_local_search_is_a_local_optimum_and_never_worse(seed):
+    from metric_estimators._kernels.correlation_clustering import (
+        best_one_element_moves)
+    rng = np.random.default_rng(seed)
+    n = 25
+    A = rng.normal(size=(n, n))
+    A = np.triu(A, 1)
+    A = A + A.T
+    labels = rng.integers(0, 4, n).astype(np.int64)
+    before = correlation_clustering_cost(A, labels)
+    out = labels.copy()
+    sweeps = best_one_element_moves(A, out, 100, 1e-12)
+    after = correlation_clustering_cost(A, out)
+    assert 1 <= sweeps < 100
+    assert after < before
+    # no single move (to any cluster or a new singleton) helps any more
+    assert _brute_best_move_gain(A, out) <= 1e-9
+
+
+def test_local_search_in_estimator():
+    A, truth = planted(60, 4, 0.35, 3, 1.0)
+    plain = CorrelationClustering(local_search=False, random_state=0).fit(A)
+    ls = CorrelationClustering(random_state=0).fit(A)
+    assert plain.n_local_sweeps_ == 0
+    assert plain.cost_ == plain.pivot_cost_
+    assert ls.pivot_cost_ == plain.cost_
+    assert ls.cost_ <= ls.pivot_cost_
+    assert ls.cost_ == pytest.approx(correlation_clustering_cost(A, ls.labels_))
+    assert ls.cost_ >= ls.lower_bound_ * (1 - 1e-9)
+    assert set(np.unique(ls.labels_)) == set(range(ls.labels_.max() + 1))
