@@ -264,37 +264,13 @@ class MetricNearness(BaseEstimator):
         else:
             w = _check_weights(sample_weight, D.shape)
             d = matrix_to_edges(D)
-            # the nearest metric to c D is c times that of D: entries of
-            # extreme scale are divided by a power of two (exact)
-            unit = power_of_two_scale(d, center=False)
-            if unit != 1.0:
-                d = d / unit
             we = np.ones_like(d) if w is None else matrix_to_edges(w)
-            scale = float(d.max()) if d.size else 0.0
-            tol_abs = self.tol * scale if scale > 0 else 1.0
             oracle = (DenseTriangleOracle(n) if self.oracle == "triangle"
                       else DenseShortestPathOracle(n))
-            winv = 1.0 / we
-            # x >= 0 is implied by the triangle inequalities of a complete
-            # graph, but Hildreth's iterates can dip below 0, and the
-            # shortest-path oracle (which needs non-negative lengths) would
-            # not see why; projecting onto x >= 0 too keeps them honest.
-            z_nonneg = np.zeros(d.size)
-            kl = self._check_kl(d, w)
-            res = project_and_forget(
-                d, winv, oracle,
-                objective=(lambda x: _kl_divergence(x, d)) if kl else
-                (lambda x: float(np.sum(we * (x - d) ** 2))),
-                tol_abs=tol_abs, max_iter=self.max_iter,
-                max_passes=self.max_passes,
+            res, scale, unit = self._solve(
+                d, we, oracle, weighted=w is not None,
                 pass_budget=_PASS_RATIO * float(n) ** 3,
-                settle_fraction=_SETTLE,
-                divergence=self.divergence,
-                # KL iterates stay positive: no x >= 0 projection needed
-                fixed_pass=None if kl else
-                (lambda x: project_nonnegative(x, winv, z_nonneg)),
-                verbose=self.verbose, warning_category=ConvergenceWarning,
-            )
+                settle_fraction=_SETTLE)
             M = np.empty((n, n))
             edges_to_matrix(res.x, n, M)
             self.metric_ = M * unit if unit != 1.0 else M
@@ -311,9 +287,6 @@ class MetricNearness(BaseEstimator):
         order = np.lexsort((cols, rows))
         rows, cols = rows[order], cols[order]
         d = np.asarray(U.data, dtype=np.float64)[order]
-        unit = power_of_two_scale(d, center=False)  # as for dense D
-        if unit != 1.0:
-            d = d / unit
         if sample_weight is None:
             we = np.ones_like(d)
         else:
@@ -334,35 +307,63 @@ class MetricNearness(BaseEstimator):
             if we.size and we.min() <= 0:
                 raise ValueError("sample_weight must be strictly positive on the "
                                  "edges of D.")
-        scale = float(d.max()) if d.size else 0.0
-        tol_abs = self.tol * scale if scale > 0 else 1.0
-        winv = 1.0 / we
-        z_nonneg = np.zeros(d.size)
-        oracle = SparseShortestPathOracle(n, rows, cols)
-        kl = self._check_kl(d, sample_weight)
-        res = project_and_forget(
-            d, winv, oracle,
-            divergence=self.divergence,
-            objective=(lambda x: _kl_divergence(x, d)) if kl else
-            (lambda x: float(np.sum(we * (x - d) ** 2))),
-            tol_abs=tol_abs, max_iter=self.max_iter,
-            max_passes=self.max_passes,
+        res, scale, unit = self._solve(
+            d, we, SparseShortestPathOracle(n, rows, cols),
+            weighted=sample_weight is not None,
             pass_budget=_PASS_RATIO * 20.0 * n * max(d.size, 1),
-            fixed_pass=None if kl else
-            (lambda x: project_nonnegative(x, winv, z_nonneg)),
-            verbose=self.verbose, warning_category=ConvergenceWarning,
-        )
+            settle_fraction=0.0)
         self.metric_ = sparse.csr_matrix(
             (np.concatenate((res.x, res.x)) * unit,
              (np.concatenate((rows, cols)), np.concatenate((cols, rows)))),
             shape=(n, n))
         self._store(res, scale, unit)
 
-    def _check_kl(self, d, sample_weight):
+    def _solve(self, d, we, oracle, *, weighted, pass_budget,
+               settle_fraction):
+        """Project and Forget from the edge vector ``d`` with weights ``we``.
+
+        Returns ``(result, scale, unit)``: the solver's result in the units
+        of ``d / unit`` (``unit`` a power of two bringing entries of extreme
+        scale near 1; the nearest metric to ``c D`` is ``c`` times that of
+        ``D``) and ``scale = max(d / unit)``.
+        """
+        unit = power_of_two_scale(d, center=False)
+        if unit != 1.0:
+            d = d / unit
+        kl = self._check_kl(d, weighted)
+        scale = float(d.max()) if d.size else 0.0
+        tol_abs = self.tol * scale if scale > 0 else 1.0
+        winv = 1.0 / we
+        z_nonneg = np.zeros(d.size)
+
+        def objective(x):
+            if kl:
+                return _kl_divergence(x, d)
+            return float(np.sum(we * (x - d) ** 2))
+
+        def nonnegative_pass(x):
+            # x >= 0 is implied by the triangle inequalities of a complete
+            # graph, but Hildreth's iterates can dip below 0, and the
+            # shortest-path oracles (which need non-negative lengths) would
+            # not see why; projecting onto x >= 0 too keeps them honest.
+            return project_nonnegative(x, winv, z_nonneg)
+
+        res = project_and_forget(
+            d, winv, oracle, objective=objective, tol_abs=tol_abs,
+            max_iter=self.max_iter, max_passes=self.max_passes,
+            pass_budget=pass_budget, settle_fraction=settle_fraction,
+            divergence=self.divergence,
+            # KL iterates stay positive: no x >= 0 projection needed
+            fixed_pass=None if kl else nonnegative_pass,
+            verbose=self.verbose, warning_category=ConvergenceWarning,
+        )
+        return res, scale, unit
+
+    def _check_kl(self, d, weighted):
         """True for the KL divergence, after checking its requirements."""
         if self.divergence != "kl":
             return False
-        if sample_weight is not None:
+        if weighted:
             raise ValueError("sample_weight is not supported with "
                              "divergence='kl' (weighted KL projections have "
                              "no closed form); use divergence='l2'.")
@@ -647,13 +648,12 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         self.pivot_cost_ = best_cost
         self.n_local_sweeps_ = 0
         if self.local_search and n > 1:
-            Ad = np.asarray(A.toarray() if sparse.issparse(A) else A,
-                            dtype=np.float64)
+            # A is dense here (_check_signed_graph)
             labels = best.astype(np.int64).copy()
-            eps = 1e-12 * max(float(np.abs(Ad).max()), np.finfo(float).tiny)
+            eps = 1e-12 * max(float(np.abs(A).max()), np.finfo(float).tiny)
             self.n_local_sweeps_ = int(best_one_element_moves(
-                Ad, labels, int(self.max_local_sweeps), eps))
-            cost = correlation_clustering_cost(Ad, labels)
+                A, labels, int(self.max_local_sweeps), eps))
+            cost = correlation_clustering_cost(A, labels)
             if cost <= best_cost:
                 best, best_cost = np.unique(labels, return_inverse=True)[1], cost
         return best, best_cost

@@ -130,14 +130,15 @@ class ActiveSet:
             self._table = None
         return dropped
 
-    def project(self, x, winv, start=0, uniform=None):
-        """One Hildreth pass (weighted squared L2) from constraint ``start``.
+    def project(self, x, winv, start=0, uniform=None, divergence="l2"):
+        """One Hildreth pass from constraint ``start``.
 
-        ``uniform``: the common value of ``winv`` if all weights are equal
-        (a faster kernel for triangles), else ``None``; ``"kl"`` for the
-        Kullback-Leibler divergence (``winv`` unused).
+        ``divergence="l2"``: weighted squared L2; ``uniform`` is the common
+        value of ``winv`` if all weights are equal (a faster kernel for
+        triangles), else ``None``.  ``divergence="kl"``: the Kullback-Leibler
+        divergence (``winv`` and ``uniform`` unused).
         """
-        if uniform == "kl":
+        if divergence == "kl":
             return project_paths_kl(x, self.edge, self.ptr, self.path, self.z,
                                     start, self.edge.size)
         if uniform is not None and self.triangles:
@@ -259,13 +260,10 @@ def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
     x = np.array(x0, dtype=np.float64, copy=True)
     winv = np.ascontiguousarray(winv, dtype=np.float64)
     active = ActiveSet()
-    if divergence == "kl":
-        uniform = "kl"
-    elif divergence == "l2":
-        uniform = (float(winv[0]) if winv.size and np.all(winv == winv[0])
-                   else None)
-    else:
+    if divergence not in ("l2", "kl"):
         raise ValueError(f"divergence must be 'l2' or 'kl', got {divergence!r}.")
+    uniform = (float(winv[0]) if winv.size and np.all(winv == winv[0])
+               else None)
     if add_threshold is None:
         add_threshold = tol_abs / 10.0
     hist = {k: [] for k in ("objective", "max_violation", "residual",
@@ -309,10 +307,10 @@ def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
                                  min(min_passes, max_passes), max_passes))
         # the new constraints first, then full passes
         if added:
-            active.project(x, winv, start, uniform)
+            active.project(x, winv, start, uniform, divergence)
         done = 0
         for done in range(1, n_pass + 1):
-            resid = active.project(x, winv, 0, uniform)
+            resid = active.project(x, winv, 0, uniform, divergence)
             if fixed_pass is not None:
                 resid = max(resid, fixed_pass(x))
             if resid <= tol_abs:
