@@ -414,15 +414,7 @@ def project_triangles_unit(x, winv, cons_edge, path, z, start, stop):
         r = abs(s) if zc > 0.0 else max(s, 0.0)
         if r > resid:
             resid = r
-        theta = -s * third
-        # Hildreth: step = min(z, theta), dual z - step (exactly 0 when the
-        # step is the whole dual)
-        if theta < zc:
-            step = theta
-            z[c] = zc - theta
-        else:
-            step = zc
-            z[c] = 0.0
+        step, z[c] = hildreth_correction(zc, -s * third)
         d = step * winv
         x[e] += d
         x[f] -= d
@@ -644,6 +636,16 @@ def _minplus_arg_row(src, gsrc, dst, gdst, a, xk, k, L):
         gdst[jj] = g + (k - g) * c
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _minplus_arg_tile(src, gsrc, dst, gdst, X, k, i0, i1, j0, j1):
+    # one k-step of a tile: row ii of dst/gdst from row ii of src/gsrc
+    xk = X[k, j0:j1]
+    xi = X[k, i0:i1]  # = X[i0:i1, k] (X is symmetric), contiguous
+    for ii in range(i1 - i0):
+        _minplus_arg_row(src[ii], gsrc[ii], dst[ii], gdst[ii], xi[ii], xk,
+                         np.int32(k), j1 - j0)
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def triangle_argmin(X, out, arg):
     """``out[i, j] = min_k X[i, k] + X[k, j]`` and its argmin, for ``i < j``.
@@ -665,19 +667,14 @@ def triangle_argmin(X, out, arg):
     BJ = _TRI_BJ
     nbi = (n + BI - 1) // BI
     nbj = (n + BJ - 1) // BJ
+    tasks = np.empty((nbi * nbj, 2), dtype=np.int64)
     ntask = 0
     for ib in range(nbi):
         for jb in range(nbj):
             if min(n, (jb + 1) * BJ) - 1 > ib * BI:
+                tasks[ntask, 0] = ib
+                tasks[ntask, 1] = jb
                 ntask += 1
-    tasks = np.empty((ntask, 2), dtype=np.int64)
-    t = 0
-    for ib in range(nbi):
-        for jb in range(nbj):
-            if min(n, (jb + 1) * BJ) - 1 > ib * BI:
-                tasks[t, 0] = ib
-                tasks[t, 1] = jb
-                t += 1
     for t in prange(ntask):
         i0 = tasks[t, 0] * BI
         i1 = min(n, i0 + BI)
@@ -690,23 +687,11 @@ def triangle_argmin(X, out, arg):
         GB = np.zeros((BI, BJ), dtype=np.int32)
         k = 0
         while k + 1 < n:
-            xk = X[k, j0:j1]
-            xi = X[k, i0:i1]
-            for ii in range(i1 - i0):
-                _minplus_arg_row(A[ii], GA[ii], B[ii], GB[ii], xi[ii], xk,
-                                 np.int32(k), L)
-            xk = X[k + 1, j0:j1]
-            xi = X[k + 1, i0:i1]
-            for ii in range(i1 - i0):
-                _minplus_arg_row(B[ii], GB[ii], A[ii], GA[ii], xi[ii], xk,
-                                 np.int32(k + 1), L)
+            _minplus_arg_tile(A, GA, B, GB, X, k, i0, i1, j0, j1)
+            _minplus_arg_tile(B, GB, A, GA, X, k + 1, i0, i1, j0, j1)
             k += 2
         if k < n:
-            xk = X[k, j0:j1]
-            xi = X[k, i0:i1]
-            for ii in range(i1 - i0):
-                _minplus_arg_row(A[ii], GA[ii], B[ii], GB[ii], xi[ii], xk,
-                                 np.int32(k), L)
+            _minplus_arg_tile(A, GA, B, GB, X, k, i0, i1, j0, j1)
             A[:] = B
             GA[:] = GB
         out[i0:i1, j0:j1] = A[:i1 - i0, :L]
