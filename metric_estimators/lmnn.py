@@ -493,18 +493,13 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         # The loss of L on X equals the loss of s L on X / s: data of extreme
         # scale is divided by a power of two s (exact) and the result by s.
         s = power_of_two_scale(X)
-        if isinstance(self.init, np.ndarray):
-            L0 = initialize_components(
-                self.init, X, y_idx, self.n_components, rng
-            ) * s
-        else:
-            L0 = None
         if s != 1.0:
             X = X / s
-        if L0 is None:
-            L0 = initialize_components(
-                self.init, X, y_idx, self.n_components, rng
-            )
+        L0 = initialize_components(
+            self.init, X, y_idx, self.n_components, rng
+        )
+        if isinstance(self.init, np.ndarray):
+            L0 = L0 * s  # a given L acts on the data in the user's units
         targets = find_target_neighbors(X, y_idx, self.n_neighbors)
         impostors = _ImpostorSet(
             y_idx, (targets >= 0).any(axis=1), self.max_impostors,
