@@ -35,9 +35,6 @@ __all__ = [
 ]
 
 
-_check_points = check_array_2d
-
-
 def _check_labels(y, n, name):
     y = np.asarray(y)
     if y.dtype.kind not in "iufb":
@@ -61,8 +58,8 @@ def _check_k(k, name, n_train):
 
 
 def _validate(Z_train, y_train, Z_query, k, k_name):
-    Z_train = _check_points(Z_train, "Z_train")
-    Z_query = _check_points(Z_query, "Z_query")
+    Z_train = check_array_2d(Z_train, "Z_train")
+    Z_query = check_array_2d(Z_query, "Z_query")
     if Z_train.shape[1] != Z_query.shape[1]:
         raise ValueError(
             f"Z_train has {Z_train.shape[1]} columns but Z_query has "
