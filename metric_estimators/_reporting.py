@@ -1,0 +1,223 @@
+"""One verbose table and one ConvergenceWarning for every estimator.
+
+Every estimator reports progress the same way, in the format of
+scikit-learn's :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`::
+
+    [LMNN] target neighbours: 3 per point                       (0.02 s)
+    [LMNN]  Iteration      Objective     Active    Time(s)
+    [LMNN] -------------------------------------------------
+    [LMNN]          1   1.234567e+03       1520       0.05
+    ...
+    [LMNN] converged after 37 iterations                        (0.61 s)
+
+* every line starts with ``[ClassName]``;
+* the columns have fixed formats, declared once per table;
+* ``Time(s)`` and the times in phase lines are counted from the start of
+  ``fit`` (the moment the :class:`FitReport` was created), set-up included;
+* with ``verbose=1`` the table is throttled: the first ``head`` rows, then at
+  most one row every ``interval`` seconds, and the last row, so that a fast
+  fit prints a handful of lines and a long one a line a second at most;
+  ``verbose >= 2`` prints every row.
+
+:func:`convergence_warning` builds the one ConvergenceWarning text, which
+says what to change (``max_iter`` and its current value, or ``tol``) and how
+far the run was from stopping.
+"""
+
+import math
+import sys
+import time
+import warnings
+
+from sklearn.exceptions import ConvergenceWarning
+
+__all__ = ["Column", "FitReport", "convergence_warning"]
+
+
+class Column:
+    """A column of a verbose table: a header and a format spec for values.
+
+    Parameters
+    ----------
+    name : str
+        Header text.
+    fmt : str
+        Format spec of the values (``"d"``, ``".6e"``, ``".3e"``, ``".2f"``).
+    width : int, default=None
+        Column width; default ``max(len(name), 10)``.
+    """
+
+    def __init__(self, name, fmt, width=None):
+        self.name = name
+        self.fmt = fmt
+        self.width = max(len(name), 10) if width is None else int(width)
+
+    def format(self, value):
+        """Right-aligned text of ``value`` (``-`` for None, ``nan``/``inf`` as is)."""
+        if value is None:
+            text = "-"
+        elif isinstance(value, float) and not math.isfinite(value):
+            text = str(value)
+        else:
+            text = format(value, self.fmt)
+        return f"{text:>{self.width}}"
+
+
+#: Columns that recur across estimators (same header, same format everywhere).
+ITERATION = Column("Iteration", "d")
+OBJECTIVE = Column("Objective", ".6e", 14)
+TIME = Column("Time(s)", ".2f")
+
+
+class FitReport:
+    """Progress output of one ``fit``: phase lines and a throttled table.
+
+    Create it at the very start of ``fit``; every time it prints is counted
+    from then.  Nothing is printed when ``verbose`` is 0.
+
+    Parameters
+    ----------
+    estimator : object or str
+        The estimator (its class name is the ``[prefix]``) or the prefix.
+    columns : sequence of Column
+        The table's columns, *without* the time column, which is appended.
+    verbose : int
+        0: silent; 1: phase lines and a throttled table; >= 2: every row.
+    head : int, default=5
+        With ``verbose=1``, the first ``head`` rows are always printed.
+    interval : float, default=1.0
+        With ``verbose=1``, after the first ``head`` rows, at most one row
+        per ``interval`` seconds (plus the last one, see :meth:`finish`).
+    stream : file-like, default=None
+        Where to print; default ``sys.stdout`` at the time of printing.
+    """
+
+    def __init__(self, estimator, columns=(), *, verbose=0, head=5,
+                 interval=1.0, stream=None):
+        self.name = (estimator if isinstance(estimator, str)
+                     else type(estimator).__name__)
+        self.columns = list(columns) + [TIME]
+        self.verbose = int(verbose or 0)
+        self.head = int(head)
+        self.interval = float(interval)
+        self.stream = stream
+        self.t0 = time.perf_counter()
+        self._n_rows = 0
+        self._header_done = False
+        self._last_printed = -math.inf
+        self._pending = None  # the last row, if it was not printed
+
+    # -- plumbing ------------------------------------------------------------
+    def elapsed(self):
+        """Seconds since the report (the fit) started."""
+        return time.perf_counter() - self.t0
+
+    def _print(self, text):
+        stream = sys.stdout if self.stream is None else self.stream
+        print(f"[{self.name}] {text}", file=stream, flush=True)
+
+    def _header(self):
+        header = " ".join(f"{c.name:>{c.width}}" for c in self.columns)
+        self._print(header)
+        self._print("-" * len(header))
+        self._header_done = True
+
+    # -- public --------------------------------------------------------------
+    def phase(self, text):
+        """Print a phase line (``text``, then the elapsed time)."""
+        if self.verbose:
+            self._print(f"{text:<56} ({self.elapsed():.2f} s)")
+
+    def row(self, *values):
+        """Record one table row; print it unless throttled.
+
+        ``values`` are those of the columns given at construction (the time
+        is added here).  Returns True if the row was printed.
+        """
+        if not self.verbose:
+            return False
+        now = self.elapsed()
+        self._n_rows += 1
+        line = " ".join(c.format(v) for c, v in
+                        zip(self.columns, values + (now,)))
+        show = (self.verbose >= 2 or self._n_rows <= self.head
+                or now - self._last_printed >= self.interval)
+        if not show:
+            self._pending = line
+            return False
+        if not self._header_done:
+            self._header()
+        self._print(line)
+        self._last_printed = now
+        self._pending = None
+        return True
+
+    def finish(self, text):
+        """Print the last row if it was throttled, then a closing line."""
+        if not self.verbose:
+            return
+        if self._pending is not None:
+            if not self._header_done:
+                self._header()
+            self._print(self._pending)
+            self._pending = None
+        self.phase(text)
+
+
+def convergence_warning(estimator, *, max_iter, unit="iterations",
+                        param="max_iter", tol=None, tol_param="tol",
+                        history=None, window=10, detail=None, stacklevel=3):
+    """Emit the one ConvergenceWarning text: what was hit and what to change.
+
+    Parameters
+    ----------
+    estimator : object or str
+        The estimator (its class name prefixes the message) or the prefix.
+    max_iter : int
+        The iteration budget that was reached.
+    unit : str, default="iterations"
+        What ``max_iter`` counts ("iterations", "sweeps", "oracle calls").
+    param : str, default="max_iter"
+        The parameter that sets the budget.
+    tol : float or None
+        The tolerance the run did not meet.
+    tol_param : str, default="tol"
+        The parameter that sets it.
+    history : sequence of float or None
+        The objective per iteration; when it has at least two values, the
+        message says by how much (relative) it changed over the last
+        ``window`` of them.
+    window : int, default=10
+        See ``history``.
+    detail : str or None
+        One more clause, e.g. ``"largest violation 1.2e-03"``.
+    stacklevel : int, default=3
+        Passed to :func:`warnings.warn` (3 points at the caller of ``fit``
+        when this is called from ``fit`` directly).
+
+    Returns
+    -------
+    message : str
+        The text that was warned.
+    """
+    name = estimator if isinstance(estimator, str) else type(estimator).__name__
+    parts = [f"[{name}] did not converge within {param}={max_iter} {unit}"]
+    reasons = []
+    if history is not None and len(history) >= 2:
+        h = [float(v) for v in history]
+        k = min(int(window), len(h) - 1)
+        old, new = h[-1 - k], h[-1]
+        if math.isfinite(old) and math.isfinite(new):
+            rel = abs(new - old) / max(abs(old), abs(new), 1e-300) * 100.0
+            reasons.append(f"the objective changed by {rel:.3g} % over the "
+                           f"last {k} {unit}")
+    if detail:
+        reasons.append(str(detail))
+    if reasons:
+        parts.append(": " + "; ".join(reasons))
+    advice = f"Increase {param} (now {max_iter})"
+    if tol is not None:
+        advice += f" or {tol_param} (now {float(tol):.3g})"
+    message = "".join(parts) + ". " + advice + "."
+    warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel)
+    return message
