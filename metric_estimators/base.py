@@ -257,12 +257,10 @@ class BaseMetricLearner(BaseEstimator):
         """Deprecated alias of :meth:`pair_score` (as in metric-learn 0.7).
 
         .. deprecated:: 0.1
-            metric-learn 0.7 deprecated ``score_pairs`` in favour of
-            ``pair_score`` (a similarity: higher is more similar) and
-            ``pair_distance``.  Note that metric-learn's ``score_pairs``
-            returned *distances*; this alias returns :meth:`pair_score`
-            (= minus the distance), as metric-learn's deprecation message
-            announced.  Use :meth:`pair_distance` for distances.
+            As in metric-learn 0.7, ``score_pairs`` returns
+            :meth:`pair_score` (a similarity, minus the learned distance)
+            with a FutureWarning; metric-learn releases before 0.7 returned
+            distances.  Use :meth:`pair_score` or :meth:`pair_distance`.
 
         Parameters
         ----------
