@@ -36,6 +36,17 @@ def correlation_clustering_cost(A, labels):
 
     ``sum of A_ij > 0 over pairs split`` plus ``sum of |A_ij|, A_ij < 0, over
     pairs placed together`` (each unordered pair counted once).
+
+    Parameters
+    ----------
+    A : array-like or sparse matrix of shape (n, n)
+        Symmetric signed weights.
+    labels : array-like of shape (n,)
+        Cluster label of each node.
+
+    Returns
+    -------
+    cost : float
     """
     A = np.asarray(A.toarray() if sparse.issparse(A) else A, dtype=np.float64)
     labels = np.asarray(labels)
@@ -279,6 +290,20 @@ def pivot_rounding(X, rng, rounding="probabilistic"):
     Pivots are taken in a random order; an unclustered ``j`` joins pivot
     ``p`` with probability ``1 - X[p, j]`` (``"probabilistic"``) or when
     ``X[p, j] < 1/2`` (``"threshold"``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, n)
+        Fractional (pseudo-)metric solution with entries in [0, 1].
+    rng : numpy.random.RandomState or numpy.random.Generator
+        Source of the pivot order (and of the joins, if probabilistic).
+    rounding : {"probabilistic", "threshold"}, default="probabilistic"
+        How an unclustered node decides to join a pivot.
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n,)
+        Cluster ids ``0, 1, ...`` in the order the pivots were taken.
     """
     n = X.shape[0]
     labels = np.full(n, -1, dtype=np.int64)
