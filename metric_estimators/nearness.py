@@ -76,6 +76,8 @@ def _check_matrix_input(D, name, *, allow_sparse=True):
             raise ValueError(f"{name} must have a symmetric sparsity pattern.")
         return D
     arr = np.asarray(D)
+    if arr.dtype == object:  # numbers held as objects (scikit-learn accepts them)
+        arr = arr.astype(np.float64)
     if arr.dtype.kind not in "iufb":
         raise TypeError(f"{name} must be a real numeric array, got dtype "
                         f"{arr.dtype}.")
@@ -396,6 +398,7 @@ class MetricNearness(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = True
         tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True  # D must be non-negative
         return tags
 
 
@@ -413,6 +416,8 @@ def _check_signed_graph(A, name="A"):
         A = A.toarray()
     else:
         A = np.asarray(A)
+        if A.dtype == object:  # numbers held as objects (scikit-learn accepts them)
+            A = A.astype(np.float64)
         if A.dtype.kind not in "iufb":
             raise TypeError(f"{name} must be a real numeric array, got dtype "
                             f"{A.dtype}.")

@@ -1,28 +1,19 @@
 """ITML (pairs) and ITML_Supervised (labels)."""
 
 import pickle
-import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import clone, is_classifier
-from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from metric_estimators import ITML, ITML_Supervised
 from metric_estimators.constraints import pairs_from_labels
 from metric_estimators.solvers.bregman import logdet_bregman
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 @pytest.fixture(scope="module")
@@ -32,11 +23,7 @@ def iris_pairs(iris):
     return X, idx, labels
 
 
-@parametrize_with_checks([ITML_Supervised(random_state=0)])
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # few pairs on tiny data
-        check(estimator)
+# scikit-learn's estimator checks: tests/test_sklearn_checks.py
 
 
 # ------------------------------------------------------------- the solution

@@ -12,7 +12,6 @@ from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_sp
 from sklearn.neighbors import KNeighborsClassifier, NearestNeighbors
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from metric_estimators import LMNN
 from metric_estimators.lmnn import (
@@ -67,15 +66,8 @@ def small_problem(seed, n=40, d=5, n_classes=3):
     return X, y, rng
 
 
-# ---------------------------------------------------------------------------
-# scikit-learn's estimator checks
-
-
-@parametrize_with_checks([LMNN(), LMNN(solver="subgradient")])
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        check(estimator)
+# scikit-learn's estimator checks: tests/test_sklearn_checks.py (registry in
+# tests/conftest.py)
 
 
 # ---------------------------------------------------------------------------

@@ -202,6 +202,13 @@ def test_bad_input(bad, match):
     assert "D" in str(exc.value)
 
 
+def test_tags_say_D_is_a_non_negative_pairwise_matrix():
+    from sklearn.utils import get_tags
+
+    tags = get_tags(MetricNearness()).input_tags
+    assert tags.pairwise and tags.sparse and tags.positive_only
+
+
 def test_bad_weights():
     D = random_dissimilarity(4)
     with pytest.raises(ValueError, match="sample_weight.*shape"):
