@@ -214,9 +214,19 @@ def test_pipeline_gridsearch_cross_val():
         warnings.simplefilter("ignore", ConvergenceWarning)
         scores = cross_val_score(pipe, X, y, cv=3)
         assert scores.mean() > 0.9
-        grid = GridSearchCV(pipe, {"lmnn__n_neighbors": [1, 3]}, cv=3).fit(X, y)
-    assert grid.best_params_["lmnn__n_neighbors"] in (1, 3)
+        values = [1, 2, 3]
+        grid = GridSearchCV(pipe, {"lmnn__n_neighbors": values}, cv=3).fit(X, y)
+        # the search scored each value as cross_val_score does, kept the best
+        manual = [cross_val_score(clone(pipe).set_params(lmnn__n_neighbors=k),
+                                  X, y, cv=3).mean() for k in values]
+        fresh = clone(pipe).set_params(**grid.best_params_).fit(X, y)
+    np.testing.assert_allclose(grid.cv_results_["mean_test_score"], manual, rtol=1e-12)
+    assert sorted(manual)[-1] > sorted(manual)[-2]  # one best value
+    assert grid.best_params_["lmnn__n_neighbors"] == values[int(np.argmax(manual))]
     assert grid.best_score_ > 0.9
+    # the refitted pipeline is a fresh fit with the best parameters
+    np.testing.assert_array_equal(grid.best_estimator_["lmnn"].components_,
+                                  fresh["lmnn"].components_)
 
 
 def test_clone_pickle_and_determinism():

@@ -45,6 +45,7 @@ def test_html_repr_fitted_non_mahalanobis():
     np.fill_diagonal(D, 0)
     html = MetricNearness().fit(D)._repr_html_()
     assert "MetricNearness" in html
+    assert "Not fitted" not in html and "Not fitted" in MetricNearness()._repr_html_()
 
 
 @pytest.mark.parametrize("solver", ["lbfgs", "subgradient"])
