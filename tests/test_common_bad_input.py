@@ -30,6 +30,9 @@ XY = list(XY_LEARNERS)
 WITH_N_COMPONENTS = [e.name for e in learners("supervised")
                      if e.has_param("n_components")]
 WITH_PRIOR = [e.name for e in learners("supervised") if e.has_param("prior")]
+# learners fitted on labelled pairs
+PAIRS = [e.name for e in learners("pairs")]
+PAIRS_WITH_PRIOR = [e.name for e in learners("pairs") if e.has_param("prior")]
 
 
 def _data(n=30, d=3, seed=0):
@@ -202,10 +205,11 @@ def test_bad_prior(name, prior, match):
 
 
 @pytest.mark.parametrize("prior, match", BAD_PRIORS)
-def test_itml_pairs_bad_prior(prior, match):
+@pytest.mark.parametrize("name", PAIRS_WITH_PRIOR)
+def test_pairs_learner_bad_prior(name, prior, match):
     pairs, y = _pairs()
     with pytest.raises((ValueError, TypeError), match=match):
-        ITML(prior=prior).fit(pairs, y)
+        BY_NAME[name].make(prior=prior).fit(pairs, y)
 
 
 @pytest.mark.parametrize("bounds, match", [
@@ -302,10 +306,11 @@ BAD_PAIRS = {
 
 
 @pytest.mark.parametrize("case", list(BAD_PAIRS))
-def test_itml_bad_pairs(case):
+@pytest.mark.parametrize("name", PAIRS)
+def test_bad_pairs(name, case):
     params, pairs, y, exc, match = BAD_PAIRS[case]
     with pytest.raises(exc, match=match):
-        ITML(**params).fit(pairs, y)
+        BY_NAME[name].make(**params).fit(pairs, y)
 
 
 def test_itml_bad_parameters():
