@@ -180,6 +180,11 @@ def validate_pairs(pairs, preprocessor=None, *, n_features=None, name="pairs"):
     n_features : int or None
         Expected number of features (the fitted ``n_features_in_``).
     """
+    if sparse.issparse(pairs):
+        raise TypeError(
+            f"{name} must be a dense array of shape (n_pairs, 2, n_features) "
+            "or (n_pairs, 2); sparse input is not supported."
+        )
     arr = np.asarray(pairs)
     if arr.dtype.kind in "OUS" and not (
         arr.ndim == 2 and callable(preprocessor)
@@ -245,6 +250,11 @@ def check_indices(arr, name, n_samples):
 
 def validate_pair_labels(y, n_pairs):
     """Validate pair labels: a 1-D array of {-1, +1} of length n_pairs."""
+    if y is None:
+        raise ValueError(
+            "This estimator requires y to be passed, but the target y is None: "
+            "give the pair labels (-1 dissimilar, +1 similar)."
+        )
     y = np.asarray(y)
     if y.ndim != 1:
         y = y.ravel() if y.ndim == 2 and 1 in y.shape else y
@@ -275,6 +285,11 @@ def check_square_matrix(M, name, size=None, *, like=None):
     if sparse.issparse(M):
         raise TypeError(f"{name} must be a dense array, got a sparse matrix.")
     arr = np.asarray(M)
+    if arr.dtype == object:  # numbers held as objects (scikit-learn accepts them)
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must hold real numbers: {exc}") from None
     if arr.dtype.kind not in "iufb":
         raise TypeError(
             f"{name} must be a real numeric array, got dtype {arr.dtype}."

@@ -312,4 +312,5 @@ class MetricNearness(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = True
         tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True  # D must be non-negative
         return tags

@@ -11,14 +11,12 @@ from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import check_estimator
 
 from metric_estimators.itml import ITML_Supervised
 from metric_estimators.project_and_forget import ProjectAndForget
 
 
-def test_check_estimator():
-    check_estimator(ProjectAndForget(max_iter=30, random_state=0))
+# scikit-learn's estimator checks: tests/test_sklearn_checks.py
 
 
 @pytest.mark.parametrize("load", [load_iris, load_wine])
