@@ -244,9 +244,9 @@ def logdet_sweep(A, V, delta, xi, lam, idx, gamma, w, wn):
 def logdet_violations(A, V, delta, xi, idx, out):
     """``out[k] = delta (v^T A v - xi) / xi`` for constraint ``idx[k]``.
 
-    Nothing is modified but ``out``.  Positive values are violations (a
-    BLAS-free reference of
-    :meth:`~metric_estimators.solvers.active_sets.LogDetPairConstraints.violations`).
+    Nothing is modified but ``out``.  Positive values are violations.  The
+    check behind the LogDet oracles and active set (no BLAS: its time does
+    not depend on how many threads other processes leave free).
     """
     d = A.shape[0]
     w = np.empty(d)

@@ -32,7 +32,7 @@ Two kinds of constraints:
 
 import numpy as np
 
-from .._kernels.bregman import logdet_sweep
+from .._kernels.bregman import logdet_sweep, logdet_violations
 from .._kernels.metric_nearness import (
     build_hash_table,
     compact_constraints,
@@ -295,8 +295,10 @@ class LogDetPairConstraints:
 
     def violations(self):
         """Return each constraint's relative violation ``delta (v^T A v - xi) / xi``."""
-        p = np.einsum("ij,ij->i", self.V @ self.A, self.V)
-        return self.delta * (p - self.xi) / self.xi
+        out = np.empty(len(self))
+        logdet_violations(self.A, self.V, self.delta, self.xi,
+                          np.arange(len(self), dtype=np.int64), out)
+        return out
 
     def max_violation(self):
         """Return the largest relative violation of the constraints (0 if none)."""

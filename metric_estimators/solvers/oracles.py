@@ -53,6 +53,7 @@ from .._kernels.metric_nearness import (
     violated_paths,
 )
 from .._kernels.metric_nearness_sparse import paths_from_predecessors
+from .._kernels.bregman import logdet_violations
 from .._kernels.pair_oracle import scan_pair_block
 
 __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
@@ -265,7 +266,8 @@ class FixedListOracle:
 
     Notes
     -----
-    A call checks every listed constraint at ``A`` (one matrix product):
+    A call checks every listed constraint at ``A`` (numba,
+    :func:`~metric_estimators._kernels.bregman.logdet_violations`):
     those outside the active set against ``xi0`` -- the violated ones are
     returned, keyed by their index in the list -- and the remembered ones
     against their current slack.
@@ -282,10 +284,9 @@ class FixedListOracle:
         """Return ``(key, V, delta, xi0, max_violation)`` of violated listed pairs."""
         outside = np.ones(self.V.shape[0], dtype=np.bool_)
         outside[active.key] = False
-        idx = np.flatnonzero(outside)
-        Vi = self.V[idx]
-        p = np.einsum("ij,ij->i", Vi @ A, Vi)
-        viol = self.delta[idx] * (p - self.xi0[idx]) / self.xi0[idx]
+        idx = np.flatnonzero(outside).astype(np.int64)
+        viol = np.empty(idx.size)
+        logdet_violations(A, self.V, self.delta, self.xi0, idx, viol)
         maxv = max(float(viol.max()) if idx.size else 0.0,
                    active.max_violation())
         new = idx[viol > threshold]
