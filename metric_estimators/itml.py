@@ -123,7 +123,7 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
             report.finish(f"stopped after {result.n_iter} iterations")
             convergence_warning(self, max_iter=self.max_iter, tol=self.tol,
                                 history=result.history["objective"],
-                                detail=result.detail(), stacklevel=4)
+                                detail=result.detail(), stacklevel=5)
         M = result.matrix
         if not np.all(np.isfinite(M)):  # defensive: never store a NaN metric
             raise FloatingPointError(

@@ -195,7 +195,7 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
             convergence_warning(self, max_iter=self.max_iter,
                                 unit="oracle calls", tol=self.tol,
                                 history=res.history["objective"],
-                                detail=res.detail())
+                                detail=res.detail(), stacklevel=4)
         A = active.A
         if not np.all(np.isfinite(A)):
             raise FloatingPointError("ProjectAndForget produced a non-finite "
