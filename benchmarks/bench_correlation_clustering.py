@@ -53,7 +53,7 @@ A = np.where(Adj > 0, 1.0, -1.0)
 np.fill_diagonal(A, 0.0)
 out = {{"n": n, "graph": graph, "method": method, "n_edges": G.number_of_edges()}}
 if method == "pf":
-    from metric_estimators.nearness import CorrelationClustering
+    from metric_estimators.correlation_clustering import CorrelationClustering
     CorrelationClustering().fit(A[:20, :20])  # load the numba cache
     t = time.perf_counter()
     with warnings.catch_warnings(record=True):
@@ -74,7 +74,7 @@ if method == "pf":
     out["planted_cost"] = float(np.sum(np.where(a > 0, a * ~same, -a * same)))
 else:
     import cvxpy as cp
-    from metric_estimators._kernels.metric_nearness import matrix_to_edges
+    from metric_estimators._kernels.edges import matrix_to_edges
     a = matrix_to_edges(A)
     i, j, k = np.meshgrid(np.arange(n), np.arange(n), np.arange(n), indexing="ij")
     keep = (i < j) & (k != i) & (k != j)

@@ -56,7 +56,7 @@ D = instance(n, kind, seed)
 iu = np.triu_indices(n, 1)
 out = {{"n": n, "kind": kind, "method": method}}
 if method in ("pf", "pf_sp", "pf_kl"):
-    from metric_estimators.nearness import MetricNearness
+    from metric_estimators.metric_nearness import MetricNearness
     # load the numba cache
     MetricNearness(divergence=divergence).fit(instance(20, "normal", 1))
     t = time.perf_counter()
@@ -77,7 +77,7 @@ elif method == "tf":
                sweeps=info["sweeps"])
 elif method == "cvxpy":
     import cvxpy as cp
-    from metric_estimators._kernels.metric_nearness import edge_id, matrix_to_edges
+    from metric_estimators._kernels.edges import edge_id, matrix_to_edges
     d = matrix_to_edges(D)
     i, j, k = np.meshgrid(np.arange(n), np.arange(n), np.arange(n), indexing="ij")
     keep = (i < j) & (k != i) & (k != j)

@@ -21,7 +21,8 @@ from .itml import ITML, ITML_Supervised  # noqa: E402
 
 __all__ += ["ITML", "ITML_Supervised"]
 
-from .nearness import CorrelationClustering, MetricNearness  # noqa: E402
+from .correlation_clustering import CorrelationClustering  # noqa: E402
+from .metric_nearness import MetricNearness  # noqa: E402
 from .project_and_forget import ProjectAndForget  # noqa: E402
 
 __all__ += ["MetricNearness", "CorrelationClustering", "ProjectAndForget"]

@@ -15,8 +15,10 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import _num_samples, validate_data
 
 __all__ = [
+    "check_int",
     "check_pd_matrix",
     "check_square_matrix",
+    "check_symmetric_matrix",
     "power_of_two_scale",
     "validate_pair_labels",
     "validate_pairs",
@@ -221,35 +223,109 @@ def validate_pair_labels(y, n_pairs):
     return y.astype(np.int64)
 
 
-def check_square_matrix(M, name, size=None):
-    """Validate a finite real square matrix (optionally of a given size)."""
-    arr = np.asarray(M) if not sparse.issparse(M) else M
-    if getattr(arr, "ndim", 2) != 2:
-        raise ValueError(
-            f"{name} must be a 2-D square matrix, got an array of shape "
-            f"{np.shape(arr)}."
-        )
-    if getattr(arr, "dtype", np.dtype(float)).kind in "USc":
+def check_square_matrix(M, name, size=None, *, like=None):
+    """Validate a finite real dense square matrix and return it as float64.
+
+    ``size`` fixes the number of rows and columns; ``like`` names the matrix
+    whose shape it is, for the error message.
+    """
+    if sparse.issparse(M):
+        raise TypeError(f"{name} must be a dense array, got a sparse matrix.")
+    arr = np.asarray(M)
+    if arr.dtype.kind not in "iufb":
         raise TypeError(
-            f"{name} must be a real numeric matrix, got dtype {arr.dtype}."
+            f"{name} must be a real numeric array, got dtype {arr.dtype}."
         )
-    M = check_array(M, dtype=np.float64, input_name=name)
-    if M.shape[0] != M.shape[1]:
-        raise ValueError(f"{name} must be a square matrix, got shape {M.shape}.")
-    if size is not None and M.shape[0] != size:
+    if size is not None and arr.shape != (size, size):
+        if like is not None:
+            raise ValueError(
+                f"{name} must have the same shape as {like} {(size, size)}, "
+                f"got {arr.shape}."
+            )
         raise ValueError(
-            f"{name} must have shape ({size}, {size}), got {M.shape}."
+            f"{name} must have shape ({size}, {size}), got {arr.shape}."
         )
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {arr.shape}.")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return arr
+
+
+def check_symmetric_matrix(M, name, size=None, *, like=None,
+                           accept_sparse=False, nonnegative=False,
+                           zero_diagonal=False, positive_off_diagonal=False,
+                           rtol=0.0):
+    """Validate a finite real symmetric matrix, dense or sparse.
+
+    The one validator of square matrices given by users (dissimilarities,
+    signed graphs, weights, priors).  Checks, in this order: real numeric
+    dtype, shape (square, or ``(size, size)``; ``like`` names the matrix
+    whose shape that is), finite entries, then on request non-negative
+    entries, a zero diagonal, strictly positive entries off the diagonal,
+    and symmetry within ``rtol`` relative and ``1e-10`` times the largest
+    absolute entry absolute.  A sparse matrix (``accept_sparse=True``) must
+    moreover have a symmetric sparsity pattern.
+
+    Returns
+    -------
+    M : ndarray of float64 ``(M + M.T) / 2``, or, for sparse input, the
+        validated matrix as CSR float64 with duplicates summed (not
+        symmetrised: callers read its upper triangle).
+    """
+    if sparse.issparse(M):
+        if not accept_sparse:
+            raise TypeError(
+                f"{name} must be a dense array, got a sparse matrix."
+            )
+        return _check_symmetric_sparse(M, name, nonnegative=nonnegative,
+                                       zero_diagonal=zero_diagonal)
+    arr = check_square_matrix(M, name, size, like=like)
+    if nonnegative and arr.size and arr.min() < 0:
+        raise ValueError(f"{name} must be non-negative; its smallest entry is "
+                         f"{arr.min():.3g}.")
+    if zero_diagonal and np.any(np.diag(arr) != 0):
+        raise ValueError(f"{name} must have a zero diagonal.")
+    if positive_off_diagonal and arr.size and (
+        arr[~np.eye(arr.shape[0], dtype=bool)].min(initial=np.inf) <= 0
+    ):
+        raise ValueError(f"{name} must be strictly positive off the diagonal "
+                         "(a zero weight leaves the entry free and the problem "
+                         "without a unique solution).")
+    scale = max(np.abs(arr).max() if arr.size else 0.0, np.finfo(float).tiny)
+    if not np.allclose(arr, arr.T, rtol=rtol, atol=1e-10 * scale):
+        raise ValueError(f"{name} must be symmetric.")
+    return (arr + arr.T) / 2
+
+
+def _check_symmetric_sparse(M, name, *, nonnegative, zero_diagonal):
+    """The sparse branch of :func:`check_symmetric_matrix`."""
+    M = sparse.csr_matrix(M, dtype=np.float64)
+    M.sum_duplicates()
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {M.shape}.")
+    if not np.all(np.isfinite(M.data)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    if nonnegative and M.nnz and M.data.min() < 0:
+        raise ValueError(f"{name} must be non-negative; its smallest entry is "
+                         f"{M.data.min():.3g}.")
+    if zero_diagonal and np.any(M.diagonal() != 0):
+        raise ValueError(f"{name} must have a zero diagonal.")
+    asym = abs(M - M.T)
+    scale = max(abs(M).max(), np.finfo(float).tiny)
+    if asym.nnz and asym.max() > 1e-10 * scale:
+        raise ValueError(f"{name} must be symmetric.")
+    # the same sparsity pattern on both sides
+    P = (M != 0).astype(np.int8)
+    if (P - P.T).nnz:
+        raise ValueError(f"{name} must have a symmetric sparsity pattern.")
     return M
 
 
 def check_pd_matrix(M, name, size=None, *, tol=1e-10):
     """Validate a symmetric positive definite matrix and return it symmetrised."""
-    M = check_square_matrix(M, name, size)
-    scale = max(np.abs(M).max(), np.finfo(float).tiny)
-    if not np.allclose(M, M.T, rtol=1e-8, atol=1e-10 * scale):
-        raise ValueError(f"{name} must be symmetric.")
-    M = (M + M.T) / 2
+    M = check_symmetric_matrix(M, name, size, rtol=1e-8)
     w = np.linalg.eigvalsh(M)
     if w[0] <= tol * max(w[-1], 0.0) or w[0] <= 0:
         raise ValueError(

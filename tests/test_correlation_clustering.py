@@ -6,8 +6,8 @@ from scipy import sparse
 from sklearn.base import clone
 from sklearn.metrics import adjusted_rand_score
 
-from metric_estimators._kernels.metric_nearness import edge_id, matrix_to_edges
-from metric_estimators.nearness import (
+from metric_estimators._kernels.edges import edge_id, matrix_to_edges
+from metric_estimators.correlation_clustering import (
     CorrelationClustering,
     correlation_clustering_cost,
     pivot_rounding,
@@ -178,3 +178,15 @@ def test_local_search_in_estimator():
     assert ls.cost_ == pytest.approx(correlation_clustering_cost(A, ls.labels_))
     assert ls.cost_ >= ls.lower_bound_ * (1 - 1e-9)
     assert set(np.unique(ls.labels_)) == set(range(ls.labels_.max() + 1))
+
+
+def test_old_nearness_import_path():
+    """``metric_estimators.nearness`` re-exports the split modules' names."""
+    import metric_estimators.correlation_clustering as cc
+    import metric_estimators.metric_nearness as mn
+    from metric_estimators import nearness
+
+    assert nearness.MetricNearness is mn.MetricNearness
+    for name in ("CorrelationClustering", "correlation_clustering_cost",
+                 "pivot_rounding"):
+        assert getattr(nearness, name) is getattr(cc, name)

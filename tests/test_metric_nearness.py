@@ -8,12 +8,9 @@ from scipy import sparse
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
-from metric_estimators._kernels.metric_nearness import (
-    apsp,
-    edge_id,
-    matrix_to_edges,
-)
-from metric_estimators.nearness import MetricNearness
+from metric_estimators._kernels.edges import edge_id, matrix_to_edges
+from metric_estimators._kernels.shortest_paths import apsp
+from metric_estimators.metric_nearness import MetricNearness
 from metric_estimators.solvers.oracles import DenseShortestPathOracle
 from metric_estimators.solvers.project_forget import ActiveSet
 
@@ -314,7 +311,7 @@ def test_active_set_dedup_and_forget():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [3, 17, 130, 301])
 def test_triangle_argmin_matches_numpy(n, dtype):
-    from metric_estimators._kernels.metric_nearness import triangle_argmin
+    from metric_estimators._kernels.triangle_oracle import triangle_argmin
     rng = np.random.default_rng(n)
     # coarse values, so that ties occur and the first index must win
     X = np.round(random_dissimilarity(n, n), 1).astype(dtype)
@@ -331,7 +328,7 @@ def test_triangle_argmin_matches_numpy(n, dtype):
 
 
 def test_unit_weight_triangle_kernel_equals_general_kernel():
-    from metric_estimators._kernels.metric_nearness import (
+    from metric_estimators._kernels.cycle_projections import (
         project_paths_l2,
         project_triangles_unit,
     )

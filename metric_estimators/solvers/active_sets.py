@@ -33,11 +33,13 @@ Two kinds of constraints:
 import numpy as np
 
 from .._kernels.bregman import logdet_sweep, logdet_violations
-from .._kernels.metric_nearness import (
+from .._kernels.constraint_store import (
     build_hash_table,
     compact_constraints,
     constraint_hashes,
     filter_new,
+)
+from .._kernels.cycle_projections import (
     project_paths_kl,
     project_paths_l2,
     project_triangles_unit,
@@ -73,7 +75,7 @@ class CycleConstraints:
     The residual of :meth:`project` is the largest complementary-slackness
     error of the pass, in the units of ``x``: a constraint with a positive
     dual that is not tight, or a violated one (see
-    :func:`~metric_estimators._kernels.metric_nearness.project_paths_l2`).
+    :func:`~metric_estimators._kernels.cycle_projections.project_paths_l2`).
     """
 
     def __init__(self, x=None, winv=None, divergence="l2"):

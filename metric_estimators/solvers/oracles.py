@@ -45,20 +45,26 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from .._kernels.metric_nearness import (
-    violated_triangles,
+from .._kernels.edges import edge_id, edges_to_matrix
+from .._kernels.shortest_paths import (
     apsp,
-    edge_id,
-    edges_to_matrix,
+    paths_from_predecessors,
     violated_paths,
 )
-from .._kernels.metric_nearness_sparse import paths_from_predecessors
+from .._kernels.triangle_oracle import violated_triangles
 from .._kernels.bregman import logdet_violations
 from .._kernels.pair_oracle import scan_pair_block
 
 __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
            "SparseShortestPathOracle", "FixedListOracle", "LabelPairOracle",
-           "n_edges"]
+           "ORACLE_PASS_RATIO", "n_edges"]
+
+# Cost of one oracle call relative to one stored path entry of a projection
+# pass; the estimators set how many passes run between two oracle calls
+# (deterministically) from it.  Calibrated on
+# benchmarks/bench_metric_nearness.py: the tiled triangle oracle costs about
+# 0.0125 n^3 path-entry visits of the unit-weight projection kernel.
+ORACLE_PASS_RATIO = 0.0125
 
 
 def n_edges(n):
@@ -73,7 +79,7 @@ class DenseShortestPathOracle:
     ----------
     n : int
         Number of nodes; the iterate is the edge vector of length
-        ``n (n - 1) / 2`` (see :func:`~metric_estimators._kernels.metric_nearness.edge_id`).
+        ``n (n - 1) / 2`` (see :func:`~metric_estimators._kernels.edges.edge_id`).
     edge_mask : bool ndarray of shape (n (n - 1) / 2,) or None
         Edges whose cycle inequalities are checked (all by default).
     """
@@ -106,7 +112,7 @@ class DenseShortestPathOracle:
         ``1e-6`` times the largest edge length.
 
         Returns ``(cons_edge, ptr, path, max_violation)``: the constraints in
-        CSR form (see :mod:`metric_estimators._kernels.metric_nearness`) and
+        CSR form (see :mod:`metric_estimators._kernels.edges`) and
         the largest violation of any cycle inequality (or negativity).
         ``active`` is not used (every edge is checked, and the active set
         drops the constraints it already holds).
@@ -139,7 +145,7 @@ class DenseTriangleOracle(DenseShortestPathOracle):
     returns shallower cuts but its paths never need a hop-by-hop recovery:
     one min-plus square ``X (x) X`` with its argmin, on the upper triangle
     only (O(n^3 / 2), tiled, vectorised and parallel,
-    :func:`~metric_estimators._kernels.metric_nearness.triangle_argmin`).  It is the better choice when shortest
+    :func:`~metric_estimators._kernels.triangle_oracle.triangle_argmin`).  It is the better choice when shortest
     paths are long (many near-zero lengths, as in correlation clustering).
     """
 

@@ -45,11 +45,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._kernels.metric_nearness import (
+from .._kernels.constraint_store import (
     build_hash_table,
     compact_constraints,
     constraint_hashes,
     filter_new,
+)
+from .._kernels.cycle_projections import (
     project_paths_kl,
     project_paths_l2,
     project_triangles_unit,
@@ -243,7 +245,7 @@ def project_and_forget(x0, winv, oracle, *, objective, tol_abs, max_iter=100,
         ``"l2"``: weighted squared L2, ``1/2 sum_e w_e (x_e - x0_e)^2``.
         ``"kl"``: generalised Kullback-Leibler divergence
         ``sum_e x_e log(x_e / x0_e) - x_e + x0_e`` (unweighted; ``x0 > 0``;
-        ``winv`` is ignored; see :func:`~metric_estimators._kernels.metric_nearness.project_paths_kl`).
+        ``winv`` is ignored; see :func:`~metric_estimators._kernels.cycle_projections.project_paths_kl`).
     settle_fraction : float
         When an oracle call adds at most this fraction of the active set's
         size, the active set is taken as nearly complete and ``max_passes``
