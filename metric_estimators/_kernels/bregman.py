@@ -1,7 +1,7 @@
 """Numba kernels for Bregman projections with Hildreth's correction (LogDet).
 
 :func:`hildreth_correction` is the one Hildreth step of every divergence (the
-cycle-constraint kernels of :mod:`metric_estimators._kernels.metric_nearness`
+cycle-constraint kernels of :mod:`metric_estimators._kernels.cycle_projections`
 call it too); :func:`logdet_sweep` and :func:`logdet_violations` are the
 LogDet pair-constraint kernels behind
 :class:`metric_estimators.solvers.active_sets.LogDetPairConstraints` (ITML

@@ -138,10 +138,10 @@ class BregmanResult:
         """The solution (the active set's iterate)."""
         return self.active.point
 
-    def detail(self):
-        """Return the ConvergenceWarning clause: last violation and residual."""
-        return (f"largest violation {self.max_violation:.3g}, duals residual "
-                f"{self.residual:.3g}")
+    def detail(self, scale=1.0):
+        """Return the ConvergenceWarning clause: last violation and residual / ``scale``."""
+        return (f"largest violation {self.max_violation / scale:.3g}, duals "
+                f"residual {self.residual / scale:.3g}")
 
 
 def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
