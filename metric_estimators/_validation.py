@@ -14,11 +14,17 @@ from scipy import sparse
 from sklearn.utils import check_array
 from sklearn.utils.validation import _num_samples, validate_data
 
+from .exceptions import NonPSDError, PreprocessorError
+
 __all__ = [
+    "ArrayIndexer",
+    "apply_preprocessor",
+    "check_indices",
     "check_int",
     "check_pd_matrix",
     "check_square_matrix",
     "check_symmetric_matrix",
+    "resolve_preprocessor",
     "power_of_two_scale",
     "validate_pair_labels",
     "validate_pairs",
@@ -109,19 +115,54 @@ def power_of_two_scale(X, *, center=True):
     return float(2.0 ** int(np.round(np.log2(m))))
 
 
-def _resolve_preprocessor(preprocessor):
-    """Return a callable mapping an index array to points, or None."""
-    if preprocessor is None:
-        return None
-    if callable(preprocessor):
+class ArrayIndexer:
+    """A picklable preprocessor over an array: ``indexer(indices) = data[indices]``.
+
+    Parameters
+    ----------
+    data : array-like of shape (n_samples, n_features)
+        The points that index tuples refer to.
+    """
+
+    def __init__(self, data):
+        self.data = check_array(data, dtype=np.float64, input_name="preprocessor")
+        self.n_samples = self.data.shape[0]
+
+    def __call__(self, indices):
+        return self.data[indices]
+
+
+def resolve_preprocessor(preprocessor):
+    """Return ``preprocessor`` as a callable (an :class:`ArrayIndexer` for an array), or None."""
+    if preprocessor is None or callable(preprocessor):
         return preprocessor
-    data = check_array(preprocessor, dtype=np.float64, input_name="preprocessor")
+    return ArrayIndexer(preprocessor)
 
-    def lookup(indices):
-        return data[indices]
 
-    lookup.n_samples = data.shape[0]
-    return lookup
+def apply_preprocessor(fn, indices, name):
+    """Points ``fn(indices)`` as a 2-D float array with one row per index.
+
+    Errors raised inside the user's callable become a
+    :class:`~metric_estimators.exceptions.PreprocessorError` naming ``name``.
+    """
+    try:
+        points = fn(indices)
+    except Exception as exc:  # the user's code: say where it failed
+        raise PreprocessorError(
+            f"The preprocessor failed on the indices of {name}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    points = np.asarray(points)
+    if points.ndim != 2 or points.shape[0] != len(indices):
+        raise PreprocessorError(
+            "preprocessor must return a 2-D array with one row per index, "
+            f"got shape {points.shape} for {len(indices)} indices."
+        )
+    if points.dtype.kind not in "iufb":
+        raise PreprocessorError(
+            f"preprocessor must return numbers, got dtype {points.dtype}."
+        )
+    return points.astype(np.float64, copy=False)
 
 
 def validate_pairs(pairs, preprocessor=None, *, n_features=None, name="pairs"):
@@ -140,40 +181,26 @@ def validate_pairs(pairs, preprocessor=None, *, n_features=None, name="pairs"):
         Expected number of features (the fitted ``n_features_in_``).
     """
     arr = np.asarray(pairs)
-    if arr.dtype.kind in "OUS":
+    if arr.dtype.kind in "OUS" and not (
+        arr.ndim == 2 and callable(preprocessor)
+    ):
         raise TypeError(
-            f"{name} must be numeric, got an array of dtype {arr.dtype}."
+            f"{name} must be numeric, got an array of dtype {arr.dtype} "
+            "(string or object ids need a callable preprocessor)."
         )
     if arr.dtype.kind == "c":
         raise TypeError(f"{name} must be real, got complex values.")
-    fn = _resolve_preprocessor(preprocessor)
+    fn = resolve_preprocessor(preprocessor)
     if arr.ndim == 2 and fn is not None:
         if arr.shape[1] != 2:
             raise ValueError(
                 f"{name} given as indices must have shape (n_pairs, 2), "
                 f"got {arr.shape}."
             )
-        if arr.dtype.kind not in "iu" and not (
-            arr.dtype.kind == "f" and np.all(np.isfinite(arr))
-            and np.all(arr == np.round(arr))
-        ):
-            raise TypeError(f"{name} given as indices must hold integers.")
-        idx = arr.astype(np.intp)
-        n_samples = getattr(fn, "n_samples", None)
-        if idx.size and (
-            idx.min() < 0 or (n_samples is not None and idx.max() >= n_samples)
-        ):
-            raise ValueError(
-                f"{name} holds indices out of range [0, {n_samples}) of the "
-                "preprocessor data."
-            )
-        points = np.asarray(fn(idx.ravel()), dtype=np.float64)
-        if points.ndim != 2 or points.shape[0] != idx.size:
-            raise ValueError(
-                "preprocessor must return a 2-D array with one row per index, "
-                f"got shape {points.shape} for {idx.size} indices."
-            )
-        arr = points.reshape(idx.shape[0], 2, points.shape[1])
+        if isinstance(fn, ArrayIndexer):
+            arr = check_indices(arr, name, fn.n_samples)
+        points = apply_preprocessor(fn, arr.ravel(), name)
+        arr = points.reshape(arr.shape[0], 2, points.shape[1])
     elif arr.ndim == 2:
         raise ValueError(
             f"{name} of shape {arr.shape} look like index pairs, but no "
@@ -198,6 +225,22 @@ def validate_pairs(pairs, preprocessor=None, *, n_features=None, name="pairs"):
             f"fitted with {n_features} features."
         )
     return arr
+
+
+def check_indices(arr, name, n_samples):
+    """Integer row indices in ``[0, n_samples)`` (as intp), or a clear error."""
+    if arr.dtype.kind not in "iu" and not (
+        arr.dtype.kind == "f" and np.all(np.isfinite(arr))
+        and np.all(arr == np.round(arr))
+    ):
+        raise TypeError(f"{name} given as indices must hold integers.")
+    idx = arr.astype(np.intp)
+    if idx.size and (idx.min() < 0 or idx.max() >= n_samples):
+        raise ValueError(
+            f"{name} holds indices out of range [0, {n_samples}) of the "
+            "preprocessor data."
+        )
+    return idx
 
 
 def validate_pair_labels(y, n_pairs):
@@ -328,7 +371,7 @@ def check_pd_matrix(M, name, size=None, *, tol=1e-10):
     M = check_symmetric_matrix(M, name, size, rtol=1e-8)
     w = np.linalg.eigvalsh(M)
     if w[0] <= tol * max(w[-1], 0.0) or w[0] <= 0:
-        raise ValueError(
+        raise NonPSDError(
             f"{name} must be positive definite; its smallest eigenvalue is "
             f"{w[0]:.3g}."
         )

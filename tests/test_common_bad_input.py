@@ -355,7 +355,7 @@ def test_itml_bad_input_after_fit():
         itml.calibrate_threshold(pairs, y, strategy="max_tpr")
     with pytest.raises(ValueError, match="threshold must be finite"):
         itml.set_threshold(np.nan)
-    with pytest.raises(TypeError, match="threshold must be a real number"):
+    with pytest.raises(ValueError, match="threshold must be a real number"):
         itml.set_threshold("a")
 
 

@@ -241,21 +241,28 @@ def test_pairs_classifier_api(iris_pairs):
     np.testing.assert_allclose(s, -itml.pair_distance(pairs))
     pred = itml.predict(pairs)
     assert set(np.unique(pred)) <= {-1, 1}
-    np.testing.assert_array_equal(pred, np.where(s >= itml.threshold_, 1, -1))
+    # threshold_ is a distance (metric-learn's meaning): similar when d <= t
+    assert itml.threshold_ > 0
+    np.testing.assert_array_equal(
+        pred, np.where(itml.pair_distance(pairs) <= itml.threshold_, 1, -1))
     auc = itml.score(pairs, y)
     from sklearn.metrics import roc_auc_score
     assert auc == pytest.approx(roc_auc_score(y, s)) and auc > 0.9
-    itml.set_threshold(1.0)  # scores are -distances <= 0
+    itml.set_threshold(-1.0)  # distances are >= 0: nothing is that close
     assert np.all(itml.predict(pairs) == -1)
-    itml.set_threshold(-1e9)
+    itml.set_threshold(1e9)
     assert np.all(itml.predict(pairs) == 1)
-    with pytest.raises(TypeError, match="threshold"):
+    d = itml.pair_distance(pairs)
+    itml.set_threshold(float(np.median(d)))
+    np.testing.assert_array_equal(itml.predict(pairs),
+                                  np.where(d <= np.median(d), 1, -1))
+    with pytest.raises(ValueError, match="threshold"):
         itml.set_threshold("a")
 
 
-def brute_force_best(scores, y, crit):
-    cands = np.r_[np.inf, np.sort(np.unique(scores))[::-1]]
-    return max(crit(np.where(scores >= t, 1, -1)) for t in cands)
+def brute_force_best(distances, y, crit):
+    cands = np.r_[-np.inf, np.sort(np.unique(distances))]
+    return max(crit(np.where(distances <= t, 1, -1)) for t in cands)
 
 
 @pytest.mark.parametrize("strategy", ["accuracy", "f_beta", "max_tpr", "max_tnr"])
@@ -265,7 +272,7 @@ def test_calibrate_threshold(iris_pairs, strategy):
     itml = ITML(random_state=0).fit(pairs, y)
     rng = np.random.RandomState(0)
     yn = np.where(rng.rand(len(y)) < 0.2, -y, y)  # noisy labels: a real trade-off
-    s = itml.decision_function(pairs)
+    s = itml.pair_distance(pairs)
 
     def rates(pred):
         tpr = np.mean(pred[yn == 1] == 1)
@@ -309,7 +316,7 @@ def test_calibrate_threshold_errors(iris_pairs):
     with pytest.raises(ValueError, match="min_rate"):
         itml.calibrate_threshold(X[idx], y, strategy="max_tnr", min_rate=1.5)
     with pytest.raises(ValueError, match="beta"):
-        itml.calibrate_threshold(X[idx], y, strategy="f_beta", beta=0)
+        itml.calibrate_threshold(X[idx], y, strategy="f_beta", beta=-1.0)
     itml2 = ITML(random_state=0).fit(
         X[idx], y, calibration_params={"strategy": "max_tpr", "min_rate": 0.9})
     pred = itml2.predict(X[idx])
