@@ -130,6 +130,9 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the pivot orders of the rounding.
     verbose : int, default=0
+        Print the LP solve's table, as :class:`~metric_estimators.MetricNearness` does (oracle
+        call, objective -- here the LP objective --, largest violation, duals
+        residual, active-set size, added, passes, time).
 
     Attributes
     ----------

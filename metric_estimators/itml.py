@@ -1,5 +1,7 @@
-"""Information Theoretic Metric Learning (Davis, Kulis, Jain, Sra & Dhillon,
-"Information-theoretic metric learning", ICML 2007).
+"""Information Theoretic Metric Learning: ITML and ITML_Supervised.
+
+Davis, Kulis, Jain, Sra & Dhillon, "Information-theoretic metric learning",
+ICML 2007.
 
 The problem
 -----------

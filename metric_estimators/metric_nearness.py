@@ -61,8 +61,8 @@ class MetricNearness(BaseEstimator):
     JMLR 2022): Bregman projections with Hildreth's correction onto an active
     set of cycle inequalities ``M_uv <= sum of M over a path from u to v``,
     which an oracle (most violated triangles, or all-pairs shortest paths, on
-    the current ``M``) keeps supplied with violated ones and from which constraints with a zero dual
-    are forgotten.  Memory is proportional to the active set, never to the
+    the current ``M``) keeps supplied with violated ones and from which
+    constraints with a zero dual are forgotten.  Memory is proportional to the active set, never to the
     ``n^3`` triangle inequalities.
 
     If ``D`` is a scipy sparse matrix it is a graph: only its stored entries
@@ -99,8 +99,10 @@ class MetricNearness(BaseEstimator):
         ``sample_weight`` must be None.  KL penalises relative rather than
         absolute changes, so small dissimilarities move less.
     verbose : int, default=0
-        Print one line per oracle call (objective, largest violation,
-        duals residual, active-set size, time).
+        Print the Project-and-Forget table (oracle call, objective, largest
+        violation, duals residual, active-set size, added, passes, time; see
+        :data:`metric_estimators.solvers.bregman.TABLE_COLUMNS`); 1 throttles
+        it, 2 prints every row.
 
     Attributes
     ----------

@@ -267,7 +267,7 @@ class LogDetPairConstraints:
         return k
 
     def forget(self):
-        """Drop the constraints with a zero dual (unless ``keep_all``); return how many."""
+        """Drop the constraints with a zero dual (unless ``keep_all``); count them."""
         if self.keep_all:
             return 0
         keep = self.lam > 0.0
@@ -307,7 +307,7 @@ class LogDetPairConstraints:
         return float(max(0.0, self.violations().max())) if len(self) else 0.0
 
     def objective(self, A=None):
-        """Return ``D_ld(A, A0) + gamma sum_c D_ld(xi_c, xi0_c)`` (default ``A``: the iterate)."""
+        """Return ``D_ld(A, A0) + gamma sum_c D_ld(xi_c, xi0_c)`` (``A``: the iterate)."""
         if self._A0_inv is None:
             self._A0_inv = np.linalg.inv(self.A0)
             self._logdet_A0 = np.linalg.slogdet(self.A0)[1]

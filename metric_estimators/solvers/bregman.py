@@ -139,7 +139,7 @@ class BregmanResult:
         return self.active.point
 
     def detail(self, scale=1.0):
-        """Return the ConvergenceWarning clause: last violation and residual / ``scale``."""
+        """Return the ConvergenceWarning clause: violation and residual over ``scale``."""
         return (f"largest violation {self.max_violation / scale:.3g}, duals "
                 f"residual {self.residual / scale:.3g}")
 

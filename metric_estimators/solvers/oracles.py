@@ -137,16 +137,17 @@ class DenseShortestPathOracle:
 
 
 class DenseTriangleOracle(DenseShortestPathOracle):
-    """Triangle oracle on the complete graph: for every edge ``uv`` violating
-    some triangle inequality, the most violated triangle ``(u, w, v)``.
+    """Triangle oracle on the complete graph: most violated triangles per edge.
 
-    On a complete graph the triangle inequalities already describe the metric
+    For every edge ``uv`` violating some triangle inequality it returns the
+    most violated triangle ``(u, w, v)``.  On a complete graph the triangle inequalities already describe the metric
     polytope, so this oracle is as complete as the shortest-path one; it
     returns shallower cuts but its paths never need a hop-by-hop recovery:
     one min-plus square ``X (x) X`` with its argmin, on the upper triangle
     only (O(n^3 / 2), tiled, vectorised and parallel,
-    :func:`~metric_estimators._kernels.triangle_oracle.triangle_argmin`).  It is the better choice when shortest
-    paths are long (many near-zero lengths, as in correlation clustering).
+    :func:`~metric_estimators._kernels.triangle_oracle.triangle_argmin`).
+    It is the better choice when shortest paths are long (many near-zero
+    lengths, as in correlation clustering).
     """
 
     def __call__(self, x, threshold, active=None, precision="float64"):
@@ -224,7 +225,7 @@ class SparseShortestPathOracle:
     supports_float32 = False
 
     def __call__(self, x, threshold, active=None, precision="float64"):
-        """Return the shortest-path constraints violated beyond ``threshold`` at ``x``."""
+        """Return the shortest-path constraints violated beyond ``threshold``."""
         n = self.n
         # explicit tiny lengths instead of zeros, which csgraph could drop
         lengths = np.maximum(x, 0.0)[self._eid]
