@@ -1,9 +1,11 @@
 """Weighted correlation clustering by an LP relaxation and pivot rounding.
 
 :class:`CorrelationClustering` solves the LP relaxation in Veldt et al.'s
-quadratically regularised form with the Project and Forget engine of
-Sonthalia & Gilbert, JMLR 23 (2022)
-(:mod:`metric_estimators.solvers.project_forget`), bounds the LP optimum from
+quadratically regularised form by Project and Forget (Sonthalia & Gilbert,
+JMLR 23, 2022: the driver
+:func:`metric_estimators.solvers.bregman.bregman_project_forget` with a
+:class:`~metric_estimators.solvers.active_sets.CycleConstraints` active set
+and a triangle oracle), bounds the LP optimum from
 below by weak duality, and rounds the LP solution by pivoting
 (:func:`pivot_rounding`), keeping the cheapest clustering by
 :func:`correlation_clustering_cost`.
@@ -14,7 +16,6 @@ import numbers
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -23,9 +24,11 @@ from ._kernels.correlation_clustering import (
     project_pairs_cc,
 )
 from ._kernels.edges import edges_to_matrix, matrix_to_edges
+from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
+from .solvers.active_sets import CycleConstraints
+from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.oracles import ORACLE_PASS_RATIO, DenseTriangleOracle
-from .solvers.project_forget import project_and_forget
 
 __all__ = ["CorrelationClustering", "correlation_clustering_cost",
            "pivot_rounding"]
@@ -76,7 +79,7 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         s.t.      x metric,  f_ij >= x_ij - d_ij,  f_ij >= d_ij - x_ij
 
     -- a weighted L2 projection, solved by Project and Forget (Sonthalia &
-    Gilbert, JMLR 2022) with the same engine and active set as
+    Gilbert, JMLR 2022) with the same driver and active set as
     :class:`MetricNearness`, but a triangle oracle
     (:class:`~metric_estimators.solvers.oracles.DenseTriangleOracle`):
     LP solutions have many (near-)zero distances, along which shortest paths
@@ -127,6 +130,9 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the pivot orders of the rounding.
     verbose : int, default=0
+        Print the LP solve's table, as :class:`~metric_estimators.MetricNearness` does (oracle
+        call, objective -- here the LP objective --, largest violation, duals
+        residual, active-set size, added, passes, time).
 
     Attributes
     ----------
@@ -191,6 +197,7 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         -------
         self
         """
+        report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         self._validate_params()
         A = check_symmetric_matrix(A.toarray() if sparse.issparse(A) else A,
                                    "A", zero_diagonal=True)
@@ -211,7 +218,8 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         f = np.full(pair_edge.size, -gamma)
         zA = np.zeros(pair_edge.size)
         zB = np.zeros(pair_edge.size)
-        x0 = np.zeros(m)
+        # the regularised problem is the projection of x0 = 0 (and f0 = -gamma)
+        active = CycleConstraints(np.zeros(m), np.ones(m))
 
         def lp_objective(x):
             return float(np.sum(w * np.abs(x[pair_edge] - d)))
@@ -219,18 +227,28 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         def fixed_pass(x):
             return project_pairs_cc(x, f, d, w, pair_edge, zA, zB)
 
-        res = project_and_forget(
-            x0, np.ones(m), DenseTriangleOracle(n),
-            objective=lp_objective, tol_abs=float(self.tol),
-            max_iter=self.max_iter, max_passes=self.max_passes,
+        report.phase(f"{m} edges, {pair_edge.size} signed pairs, gamma "
+                     f"{gamma:.3g}")
+        res = bregman_project_forget(
+            active, DenseTriangleOracle(n), objective=lp_objective,
+            tol=float(self.tol), max_iter=self.max_iter,
+            max_passes=self.max_passes,
             pass_budget=ORACLE_PASS_RATIO * float(n) ** 3, min_passes=10,
             fixed_pass=fixed_pass, add_threshold=float(self.tol) / 10,
-            verbose=self.verbose, warning_category=ConvergenceWarning,
+            report=report,
         )
+        if res.converged:
+            report.finish(f"LP converged after {res.n_iter} oracle calls")
+        else:
+            report.finish(f"LP stopped after {res.n_iter} oracle calls")
+            convergence_warning(self, max_iter=self.max_iter,
+                                unit="oracle calls", tol=self.tol,
+                                history=res.history["objective"],
+                                detail=res.detail(), stacklevel=3)
         # x lies in [0, 1] up to the tolerance; clipping (x -> min(x, 1)
         # keeps a metric, max(x, 0) moves by at most tol) gives a clean
         # fractional clustering
-        x = np.clip(res.x, 0.0, 1.0)
+        x = np.clip(res.point, 0.0, 1.0)
         X = np.empty((n, n))
         edges_to_matrix(x, n, X)
         self.lp_solution_ = X

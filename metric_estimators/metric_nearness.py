@@ -1,9 +1,12 @@
 """The nearest metric to a dissimilarity matrix or to a graph's edge lengths.
 
 :class:`MetricNearness` solves the (weighted squared L2, or KL) metric
-nearness problem with the Project and Forget engine of Sonthalia & Gilbert,
-"Project and Forget: Solving Large-Scale Metric Constrained Problems", JMLR
-23 (2022) (:mod:`metric_estimators.solvers.project_forget`).
+nearness problem by Project and Forget (Sonthalia & Gilbert, "Project and
+Forget: Solving Large-Scale Metric Constrained Problems", JMLR 23, 2022): the
+estimator builds the edge vector, the weights and an oracle, and hands them
+to the one driver :func:`metric_estimators.solvers.bregman.bregman_project_forget`
+with a :class:`~metric_estimators.solvers.active_sets.CycleConstraints`
+active set.
 """
 
 import numbers
@@ -11,19 +14,20 @@ import numbers
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._kernels.cycle_projections import project_nonnegative
 from ._kernels.edges import edges_to_matrix, matrix_to_edges
+from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
+from .solvers.active_sets import CycleConstraints
+from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.oracles import (
     ORACLE_PASS_RATIO,
     DenseShortestPathOracle,
     DenseTriangleOracle,
     SparseShortestPathOracle,
 )
-from .solvers.project_forget import project_and_forget
 
 __all__ = ["MetricNearness"]
 
@@ -57,8 +61,8 @@ class MetricNearness(BaseEstimator):
     JMLR 2022): Bregman projections with Hildreth's correction onto an active
     set of cycle inequalities ``M_uv <= sum of M over a path from u to v``,
     which an oracle (most violated triangles, or all-pairs shortest paths, on
-    the current ``M``) keeps supplied with violated ones and from which constraints with a zero dual
-    are forgotten.  Memory is proportional to the active set, never to the
+    the current ``M``) keeps supplied with violated ones and from which
+    constraints with a zero dual are forgotten.  Memory is proportional to the active set, never to the
     ``n^3`` triangle inequalities.
 
     If ``D`` is a scipy sparse matrix it is a graph: only its stored entries
@@ -95,8 +99,10 @@ class MetricNearness(BaseEstimator):
         ``sample_weight`` must be None.  KL penalises relative rather than
         absolute changes, so small dissimilarities move less.
     verbose : int, default=0
-        Print one line per oracle call (objective, largest violation,
-        duals residual, active-set size, time).
+        Print the Project-and-Forget table (oracle call, objective, largest
+        violation, duals residual, active-set size, added, passes, time; see
+        :data:`metric_estimators.solvers.bregman.TABLE_COLUMNS`); 1 throttles
+        it, 2 prints every row.
 
     Attributes
     ----------
@@ -167,12 +173,13 @@ class MetricNearness(BaseEstimator):
         -------
         self
         """
+        report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         self._validate_params()
         D = check_symmetric_matrix(D, "D", accept_sparse=True,
                                    nonnegative=True, zero_diagonal=True)
         n = D.shape[0]
         if sparse.issparse(D):
-            self._fit_sparse(D, sample_weight)
+            self._fit_sparse(D, sample_weight, report)
         else:
             w = None
             if sample_weight is not None:
@@ -187,15 +194,15 @@ class MetricNearness(BaseEstimator):
             res, scale, unit = self._solve(
                 d, we, oracle, weighted=w is not None,
                 pass_budget=ORACLE_PASS_RATIO * float(n) ** 3,
-                settle_fraction=_SETTLE)
+                settle_fraction=_SETTLE, report=report)
             M = np.empty((n, n))
-            edges_to_matrix(res.x, n, M)
+            edges_to_matrix(res.point, n, M)
             self.metric_ = M * unit if unit != 1.0 else M
             self._store(res, scale, unit)
         self.n_features_in_ = n
         return self
 
-    def _fit_sparse(self, D, sample_weight):
+    def _fit_sparse(self, D, sample_weight, report):
         n = D.shape[0]
         U = sparse.triu(D, k=1).tocoo()
         # stored zeros are edges of length 0
@@ -227,15 +234,15 @@ class MetricNearness(BaseEstimator):
             d, we, SparseShortestPathOracle(n, rows, cols),
             weighted=sample_weight is not None,
             pass_budget=ORACLE_PASS_RATIO * 20.0 * n * max(d.size, 1),
-            settle_fraction=0.0)
+            settle_fraction=0.0, report=report)
         self.metric_ = sparse.csr_matrix(
-            (np.concatenate((res.x, res.x)) * unit,
+            (np.concatenate((res.point, res.point)) * unit,
              (np.concatenate((rows, cols)), np.concatenate((cols, rows)))),
             shape=(n, n))
         self._store(res, scale, unit)
 
     def _solve(self, d, we, oracle, *, weighted, pass_budget,
-               settle_fraction):
+               settle_fraction, report):
         """Project and Forget from the edge vector ``d`` with weights ``we``.
 
         Returns ``(result, scale, unit)``: the solver's result in the units
@@ -264,15 +271,28 @@ class MetricNearness(BaseEstimator):
             # not see why; projecting onto x >= 0 too keeps them honest.
             return project_nonnegative(x, winv, z_nonneg)
 
-        res = project_and_forget(
-            d, winv, oracle, objective=objective, tol_abs=tol_abs,
+        report.phase(f"{d.size} edges, {type(oracle).__name__}, tolerance "
+                     f"{tol_abs:.3g}")
+        # the iterate starts at d (Hildreth's z = 0 point) and is projected
+        # in place
+        active = CycleConstraints(d.copy(), winv, self.divergence)
+        res = bregman_project_forget(
+            active, oracle, objective=objective, tol=tol_abs,
             max_iter=self.max_iter, max_passes=self.max_passes,
             pass_budget=pass_budget, settle_fraction=settle_fraction,
-            divergence=self.divergence,
             # KL iterates stay positive: no x >= 0 projection needed
-            fixed_pass=None if kl else nonnegative_pass,
-            verbose=self.verbose, warning_category=ConvergenceWarning,
+            fixed_pass=None if kl else nonnegative_pass, report=report,
         )
+        if res.converged:
+            report.finish(f"converged after {res.n_iter} oracle calls")
+        else:
+            report.finish(f"stopped after {res.n_iter} oracle calls")
+            convergence_warning(self, max_iter=self.max_iter,
+                                unit="oracle calls", tol=self.tol,
+                                history=res.history["objective"],
+                                detail=res.detail(scale=max(scale, 0.0) or 1.0)
+                                + " (relative to the largest entry of D)",
+                                stacklevel=4)
         return res, scale, unit
 
     def _check_kl(self, d, weighted):

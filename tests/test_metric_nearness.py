@@ -12,7 +12,7 @@ from metric_estimators._kernels.edges import edge_id, matrix_to_edges
 from metric_estimators._kernels.shortest_paths import apsp
 from metric_estimators.metric_nearness import MetricNearness
 from metric_estimators.solvers.oracles import DenseShortestPathOracle
-from metric_estimators.solvers.project_forget import ActiveSet
+from metric_estimators.solvers.active_sets import CycleConstraints
 
 
 
@@ -300,7 +300,7 @@ def test_apsp_kernel(dtype):
 
 
 def test_active_set_dedup_and_forget():
-    act = ActiveSet()
+    act = CycleConstraints()
     ce = np.array([0, 1], np.int64)
     ptr = np.array([0, 2, 4], np.int64)
     path = np.array([1, 2, 0, 2], np.int32)
