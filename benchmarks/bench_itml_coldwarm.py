@@ -1,100 +1,82 @@
-"""ITML_Supervised on digits: cold (fresh process) vs warm fit time of ours.
+"""ITML_Supervised on digits: cold (fresh process) against warm fit time of ours.
 
-    python benchmarks/bench_itml_coldwarm.py   # -> results/itml_coldwarm.md
+    python benchmarks/bench_itml_coldwarm.py --runs 3   # -> benchmarks/results/itml_coldwarm.{json,md}
 
-``bench_itml.py`` (the side-by-side with metric-learn) times the first fit in
-a fresh process, which includes numba's one-off start-up in that process.
-This script separates the two: in each of ``--runs`` fresh processes it times
-(1) numba's start-up alone (first call of a trivial cached function), then
-(2) the first ITML_Supervised fit, then (3) the best of 5 further fits.
-Same protocol as bench_itml.py (StandardScaler, 70/30 stratified split,
-random_state=0, default parameters, 3-NN accuracy).
+``bench_itml.py`` times the first fit in a fresh process, which includes
+numba's one-off start-up. This separates the parts: ``--runs`` fresh processes
+time the first fit directly (row ``numba_first=False``) and ``--runs`` more
+time numba's start-up alone first (row ``numba_first=True``); every process
+then times 5 more fits (warm). Each row keeps the best value of each measure
+over its runs (all runs are in the JSON).
 """
 
-import json
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-CHILD = r"""
-import json, sys, time
-sys.path.insert(0, %(repo)r)
-import numpy as np
-from numba import njit
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
-from sklearn.neighbors import KNeighborsClassifier
-from sklearn.preprocessing import StandardScaler
-from metric_estimators import ITML_Supervised
+from benchmarks import runner  # noqa: E402
 
-X, y = load_digits(return_X_y=True)
-Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
-sc = StandardScaler().fit(Xtr)
-Xtr, Xte = sc.transform(Xtr), sc.transform(Xte)
-out = {}
-if %(init_first)r:
-    @njit
-    def _one(x):
-        return x + 1
-    t = time.perf_counter(); _one(1.0); out["numba_startup"] = time.perf_counter() - t
-t = time.perf_counter(); m = ITML_Supervised(random_state=0).fit(Xtr, ytr)
-out["first_fit"] = time.perf_counter() - t
-ts = []
-for _ in range(5):
-    t = time.perf_counter(); m = ITML_Supervised(random_state=0).fit(Xtr, ytr)
-    ts.append(time.perf_counter() - t)
-out["warm_fit"] = min(ts)
-out["n_iter"] = m.n_iter_
-out["accuracy"] = KNeighborsClassifier(3).fit(m.transform(Xtr), ytr).score(m.transform(Xte), yte)
-print(json.dumps(out))
-"""
+STEM = "itml_coldwarm"
+MEASURES = ("first_fit", "numba_startup", "warm_fit")
 
 
-def run(init_first):
-    code = CHILD % {"repo": str(REPO), "init_first": init_first}
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    return json.loads(res.stdout.strip().splitlines()[-1])
+def measure(args) -> list:
+    info = runner.run_info()
+    kw = dict(timeout=args.timeout, mem_limit_gb=args.mem_limit_gb, threads=args.threads,
+              run_info=info)
+    rows = []
+    for numba_first in (False, True):
+        job = runner.Job("itml_coldwarm", "digits", "ours", {"numba_first": numba_first},
+                         python=args.python)
+        runs = [runner.run_job(job, **kw)[0] for _ in range(args.runs)]
+        bad = [r for r in runs if "error" in r]
+        if bad:
+            rows.append(bad[0])
+            continue
+        row = dict(runs[-1])
+        row["loadavg_start"] = runs[0]["loadavg_start"]
+        row["runs"] = [{k: r[k] for k in MEASURES if k in r} for r in runs]
+        row.update({k: min(r[k] for r in runs) for k in MEASURES if k in runs[0]})
+        rows.append(row)
+    return rows
 
 
-def main():
-    runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 3
-    load0 = os.getloadavg()
-    cold = [run(False) for _ in range(runs)]
-    split = [run(True) for _ in range(runs)]
-    load1 = os.getloadavg()
-    first = min(r["first_fit"] for r in cold)
-    startup = min(r["numba_startup"] for r in split)
-    first_after = min(r["first_fit"] for r in split)
-    warm = min(r["warm_fit"] for r in cold + split)
-    acc = cold[0]["accuracy"]
-    lines = [
-        "# ITML_Supervised on digits: cold vs warm fit (ours)",
-        "",
-        f"`python benchmarks/bench_itml_coldwarm.py` ({runs} fresh processes per row, "
-        f"best value kept), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-        f"load average {load0[0]:.2f} at start, {load1[0]:.2f} at end (2 shared cores).",
-        "",
-        "| measurement | seconds |",
-        "|---|---:|",
-        f"| first fit in a fresh process (what bench_itml.py times) | {first:.3f} |",
-        f"| numba start-up alone (first call of a trivial njit function, compiled) | {startup:.3f} |",
-        f"| first fit after numba start-up (kernel cache load + fit) | {first_after:.3f} |",
-        f"| warm fit (best of 5 later fits) | {warm:.3f} |",
-        "",
-        f"Sweeps: {cold[0]['n_iter']}; 3-NN test accuracy {acc:.4f}.  metric-learn 0.7.0 "
-        "takes 41.8 s on the development machine (DESIGN.md reference) and 132.8 s in "
-        "the loaded run of results/itml.md.",
-        "",
-    ]
-    (RESULTS / "itml_coldwarm.md").write_text("\n".join(lines))
-    print("\n".join(lines))
+def render(rows: list, stem: str = STEM) -> str:
+    by = {r["params"].get("numba_first"): r for r in rows if "error" not in r}
+    cold, split = by.get(False, {}), by.get(True, {})
+    warm = min((r["warm_fit"] for r in by.values()), default=None)
+
+    def fmt(v):
+        return "–" if v is None else f"{v:.3f}"
+
+    lines = runner.report_header(
+        "ITML_Supervised on digits: cold against warm fit (ours)", stem, rows,
+        [f"Runs per row: {len(cold.get('runs', []))} / {len(split.get('runs', []))}; "
+         f"load 1m at start {runner.load_1m(cold) if cold else '–'}; best value kept."])
+    lines += ["| measurement | seconds |", "|---|---:|",
+              f"| first fit in a fresh process (what bench_itml.py times) | {fmt(cold.get('first_fit'))} |",
+              f"| numba start-up alone (first call of a trivial njit function) | {fmt(split.get('numba_startup'))} |",
+              f"| first fit after numba start-up (kernel cache load + fit) | {fmt(split.get('first_fit'))} |",
+              f"| warm fit (best of 5 later fits) | {fmt(warm)} |", ""]
+    if cold:
+        lines.append(f"Sweeps: {cold['n_iter']}; 3-NN test accuracy {cold['accuracy']:.4f}.")
+    for r in rows:
+        if "error" in r:
+            lines.append(f"error ({r['params']}): {r['error']}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = runner.base_parser(__doc__.splitlines()[0], timeout=600, repeat=False,
+                                output=STEM)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    if not args.report:
+        runner.save_rows(args.output, measure(args))
+    print(runner.write_markdown(args.output, render(runner.load_rows(args.output), args.output)))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
