@@ -52,12 +52,15 @@ def render(rows: list, stem: str = STEM) -> str:
             continue
         runs = row.get("runs", [])
         load_end = (row.get("loadavg_end") or [None])[0]
-        lines += [f"{len(runs)} runs; load 1m {runner.load_1m(row)} at start, "
+        load = runner.load_1m(row)
+        lines += [f"{len(runs) or row.get('n_runs')} runs; load 1m {'–' if load is None else load} at start, "
                   f"{load_end} at end.", "",
                   "| step | median (s) | min (s) | max (s) |", "|---|---|---|---|"]
         for k in STEPS:
-            vals = [r[k] for r in runs] or [row[k]]
-            lines.append(f"| {k} | {row[k]:.3f} | {min(vals):.3f} | {max(vals):.3f} |")
+            vals = [r[k] for r in runs]
+            low = min(vals) if vals else row["min"][k]  # rows transcribed from markdown
+            high = max(vals) if vals else row["max"][k]
+            lines.append(f"| {k} | {row[k]:.3f} | {low:.3f} | {high:.3f} |")
         lines.append("")
     return "\n".join(lines)
 
