@@ -53,7 +53,8 @@ def render(rows: list, stem: str = STEM) -> str:
         runs = row.get("runs", [])
         load_end = (row.get("loadavg_end") or [None])[0]
         load = runner.load_1m(row)
-        lines += [f"{len(runs) or row.get('n_runs')} runs; load 1m {'–' if load is None else load} at start, "
+        n_runs = len(runs) or row.get("n_runs")
+        lines += [f"{n_runs} runs; load 1m {'–' if load is None else load} at start, "
                   f"{load_end} at end.", "",
                   "| step | median (s) | min (s) | max (s) |", "|---|---|---|---|"]
         for k in STEPS:

@@ -55,8 +55,10 @@ def render(rows: list, stem: str = STEM) -> str:
             continue
         first = [t for t in r["tasks"] if t["task"] == 0]
         later = [t for t in r["tasks"] if t["task"] > 0] or first
-        f_rt, f_in = _mean([t["round_trip_s"] for t in first]), _mean([t["in_task_s"] for t in first])
-        l_rt, l_in = _median([t["round_trip_s"] for t in later]), _median([t["in_task_s"] for t in later])
+        f_rt = _mean([t["round_trip_s"] for t in first])
+        f_in = _mean([t["in_task_s"] for t in first])
+        l_rt = _median([t["round_trip_s"] for t in later])
+        l_in = _median([t["in_task_s"] for t in later])
         miss = "+".join(str(t["cache_misses"]) for t in first)
         hit = "+".join(str(t["cache_hits"]) for t in first)
         load = runner.load_1m(r)
