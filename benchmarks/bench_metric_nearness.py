@@ -44,6 +44,9 @@ NOTES = (
     "includes the benchmark's own O(n^3) check of every triangle (GB = ru_maxrss "
     "KiB / 1e6). Rows measured before 2026-12-03 recorded only the whole-process "
     "value.",
+    "0/1 (dirichlet) instances need thousands of Hildreth passes for the duals to "
+    "settle once the active set is complete (see `passes` in the JSON), which is "
+    "why they take much longer than |N(0,1)| instances of the same size.",
 )
 TARGETS = ((500, 5.0), (1000, 30.0), (2000, 300.0))  # the n -> seconds targets
 
