@@ -12,7 +12,13 @@ from sklearn.datasets import load_iris
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils.validation import validate_data
 
-from metric_estimators import ITML, BaseMetricLearner, Constraints, MahalanobisMixin
+from metric_estimators import (
+    ITML,
+    BaseMetricLearner,
+    Constraints,
+    ITML_Supervised,
+    MahalanobisMixin,
+)
 from metric_estimators.constraints import wrap_pairs
 from metric_estimators.exceptions import NonPSDError, PreprocessorError
 
@@ -213,3 +219,51 @@ def test_metric_learn_names_not_here_yet_point_to_migration():
 
     with pytest.raises(AttributeError):
         metric_estimators.no_such_name
+
+
+# -- ITML / ITML_Supervised: metric-learn names and arguments ----------------------
+def test_itml_supervised_num_constraints_and_preprocessor():
+    X, y = load_iris(return_X_y=True)
+    ref = ITML_Supervised(n_constraints=40, random_state=0).fit(X, y)
+    with pytest.warns(FutureWarning, match="num_constraints is metric-learn's name"):
+        old = ITML_Supervised(num_constraints=40, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(old.components_, ref.components_)
+    with pytest.raises(ValueError, match="pass only n_constraints"):
+        ITML_Supervised(n_constraints=5, num_constraints=40).fit(X, y)
+    # the preprocessor is honoured: X as indices into it
+    idx = ITML_Supervised(n_constraints=40, random_state=0,
+                          preprocessor=X).fit(np.arange(len(X)), y)
+    np.testing.assert_array_equal(idx.components_, ref.components_)
+    np.testing.assert_allclose(idx.transform([4, 7]), ref.transform(X[[4, 7]]))
+
+
+def test_itml_supervised_points_to_itml_for_pairs():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="use ITML"):
+        ITML_Supervised().fit(X[[[0, 1], [2, 60]]], [1, -1])
+    pairs = np.array([[0, 1], [2, 60], [3, 4], [5, 100]] * 5)
+    with pytest.warns(UserWarning, match=r"ITML\(preprocessor=points\)"):
+        ITML_Supervised(n_constraints=3, random_state=0).fit(
+            pairs, np.array([1, -1, 1, -1] * 5))
+
+
+def test_itml_bounds_any_two_numbers_and_calibration_checked_first():
+    X, y = load_iris(return_X_y=True)
+    pairs = X[[[0, 1], [2, 60], [3, 4], [5, 100]]]
+    yy = np.array([1, -1, 1, -1])
+    a = ITML(random_state=0).fit(pairs, yy, bounds=[[1.0, 10.0]])
+    b = ITML(random_state=0).fit(pairs, yy, bounds=(1.0, 10.0))
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.bounds_, [1.0, 10.0])
+    with pytest.raises(ValueError, match="two numbers"):
+        ITML().fit(pairs, yy, bounds=[1.0, 5.0, 10.0])
+    itml = ITML(random_state=0)
+    for bad, match in (({"strategy": "f_beta", "bta": 1.0}, "unknown key"),
+                       ({"strategy": "max_tpr"}, "min_rate"),
+                       ({"strategy": "f_beta", "beta": -1.0}, "beta"),
+                       ([("strategy", "accuracy")], "dict")):
+        with pytest.raises((TypeError, ValueError), match=match):
+            itml.fit(pairs, yy, calibration_params=bad)
+        assert not hasattr(itml, "components_")  # refused before solving
+    itml.fit(pairs, yy, calibration_params={"strategy": "f_beta", "beta": 0.0})
+    assert hasattr(itml, "threshold_")
