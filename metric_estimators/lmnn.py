@@ -22,7 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from threadpoolctl import threadpool_limits
 
 from ._problems.lmnn import ImpostorSet, LMNNObjective, find_target_neighbors
-from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
+from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._validation import check_n_components, power_of_two_scale, validate_points
 from .base import MahalanobisMixin, initialize_components
 from .solvers.lbfgs import lbfgs_with_restarts
@@ -32,7 +32,6 @@ __all__ = ["LMNN", "find_target_neighbors"]
 
 # Below this n_samples * n_features * n_components, BLAS runs single-threaded.
 _SMALL_BLAS = 5e7
-ACTIVE = Column("Active", "d")
 
 
 class LMNN(MahalanobisMixin, BaseEstimator):
@@ -247,7 +246,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         self.target_neighbors_ = targets
         self.n_impostor_searches_ = impostors.n_searches
         if not converged:
-            convergence_warning(self, max_iter=self.max_iter, tol=self.tol,
+            convergence_warning(self, max_iter=self.max_iter, tol=self.tol, stacklevel=4,
                                 history=curve)
         return self
 

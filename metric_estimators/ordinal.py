@@ -5,13 +5,9 @@ from points with *ordered* labels (ages, grades, ratings ...), for ranking
 by nearest neighbours: given a query, the training points closest in the
 learned metric should be those whose labels are closest to the query's.
 
-Ordered labels ``y``
---------------------
-``y`` is a 1-D array of real numbers whose *order* is meaningful: integers
-(ranks, ages, grades) or floats.  Every distinct value is one level; levels
-are sorted by value.  Strings and categories are rejected: encode ordered
-categories as integers first (e.g. ``OrdinalEncoder`` with an explicit
-category order).  Booleans are treated as the levels 0 < 1.
+Ordered labels ``y``: real numbers whose order is meaningful; every distinct
+value is one level (strings are rejected: encode ordered categories as
+integers first; booleans are the levels 0 < 1).
 
 OMDML (after Yu & Li 2018)
 --------------------------
@@ -89,14 +85,10 @@ rolled back after an increase: :mod:`metric_estimators.solvers.subgradient`)
 with the projection onto the PSD cone by eigenvalue clipping; the hinge and
 its active set are a numba kernel.
 
-Where the pieces live
----------------------
-Label dissimilarities, classical MDS and ordinal triplets:
-:mod:`metric_estimators._problems.label_mds`; the k-NN searches (ties to the
-lower index): :mod:`metric_estimators._problems.neighbours`; the two
-objectives: :mod:`metric_estimators._problems.ordinal`; the solvers:
-:mod:`metric_estimators.solvers` (normal equations, L-BFGS, adaptive
-subgradient).  This module holds the estimators.
+This module holds the estimators only.  Label dissimilarities, MDS and
+ordinal triplets are in ``_problems/label_mds.py``, the k-NN search in
+``_problems/neighbours.py``, the two objectives in ``_problems/ordinal.py``,
+the solvers in ``solvers/`` (quadratic, lbfgs, subgradient).
 """
 
 import numbers
@@ -110,12 +102,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._problems.label_mds import classical_mds, label_embedding, ordinal_triplets
 from ._problems.ordinal import LODMLProblem, OMDMLProblem
-from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
-from ._validation import (
-    check_n_components,
-    power_of_two_scale,
-    validate_ordered_points,
-)
+from ._reporting import ACTIVE, ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
+from ._validation import check_n_components, power_of_two_scale, validate_ordered_points
 from .base import MahalanobisMixin
 from .solvers.lbfgs import lbfgs
 from .solvers.quadratic import solve_normal_equations
@@ -123,7 +111,6 @@ from .solvers.subgradient import adaptive_subgradient
 
 __all__ = ["OMDML", "LODML", "classical_mds", "label_embedding", "ordinal_triplets"]
 
-ACTIVE = Column("Active", "d")
 STEP = Column("Step", ".3e")
 
 
@@ -280,20 +267,18 @@ class OMDML(MahalanobisMixin, BaseEstimator):
         T, eigenvalues = label_embedding(levels, self.label_dissimilarity)
         r = self._n_components(T.shape[1], d, levels.size)
         T = T[:, :r]
-        if callable(self.label_dissimilarity) and levels.size > 2:
-            if not np.all(np.diff(T[:, 0]) > 0):
-                warnings.warn(
-                    "The first MDS coordinate of label_dissimilarity does not "
-                    "increase with the label: the target space does not keep "
-                    "the order of the labels.",
-                    UserWarning,
-                )
+        monotone = levels.size <= 2 or np.all(np.diff(T[:, 0]) > 0)
+        if callable(self.label_dissimilarity) and not monotone:
+            warnings.warn(
+                "The first MDS coordinate of label_dissimilarity does not "
+                "increase with the label: the target space does not keep "
+                "the order of the labels.",
+                UserWarning,
+            )
         problem = OMDMLProblem(X, level_idx, T, self.n_neighbors,
                                self.local_graph, self.local_weight, self.ridge)
         solver = self.solver
-        if solver == "auto":
-            solver = "cholesky" if d <= 2000 else "lbfgs"
-        if solver == "cholesky":
+        if solver == "cholesky" or (solver == "auto" and d <= 2000):
             L = np.ascontiguousarray(solve_normal_equations(*problem.normal_equations()).T)
             J, _ = problem.objective(L)
             self.loss_curve_ = [float(J)]
@@ -316,7 +301,7 @@ class OMDML(MahalanobisMixin, BaseEstimator):
             self.loss_curve_ = curve if curve else [J]
             report.finish(f"L-BFGS stopped after {self.n_iter_} iterations")
             if res.status == 1:
-                convergence_warning(self, max_iter=self.max_iter, tol=self.tol,
+                convergence_warning(self, max_iter=self.max_iter, tol=self.tol, stacklevel=4,
                                     history=self.loss_curve_)
         self.components_ = L
         self.objective_ = float(J)
@@ -367,11 +352,13 @@ class LODML(MahalanobisMixin, BaseEstimator):
         First step, relative to ``||A_0||_F / ||G_0||_F``.
     max_iter : int, default=1000
     tol : float, default=1e-6
-        Stop when an accepted step decreases the objective by less than
-        ``tol`` relatively, or when the step has become negligible
-        (``step * ||G||_F <= 1e-12 max(||A||_F, 1)``) after repeated halving.
+        Stop when an accepted step decreases the objective by at most
+        ``tol`` relatively, or when halving has made the step negligible
+        (``step ||G||_F <= 1e-12 max(||A||_F, ||A_0||_F)``, see
+        :mod:`metric_estimators.solvers.subgradient`).
     verbose : int, default=0
-        Print a table: iteration, objective, active triplets, step, time.
+        1: a throttled table of accepted steps (objective, active triplets,
+        step, time); 2: every accepted step.
     random_state : int, RandomState instance or None, default=None
         Seeds the triplet subsampling (``max_triplets``).
 
@@ -490,12 +477,10 @@ class LODML(MahalanobisMixin, BaseEstimator):
         )
         report.finish(f"stopped after {res.n_iter} iterations")
         if not res.converged:
-            convergence_warning(self, max_iter=self.max_iter, tol=self.tol,
+            convergence_warning(self, max_iter=self.max_iter, tol=self.tol, stacklevel=4,
                                 history=curve)
-        w, V = linalg.eigh(res.x, check_finite=False)
-        w, V = np.clip(w[::-1], 0.0, None), V[:, ::-1]
         r = d if self.n_components is None else self.n_components
-        self.components_ = np.sqrt(w[:r])[:, None] * V[:, :r].T / scale
+        self.components_ = problem.top_factor(res.x, r) / scale
         if n_triplets and not np.any(self.components_):
             warnings.warn(
                 "LODML learned the zero metric (every distance is 0): the "

@@ -15,39 +15,35 @@ _OPTS = dict(cache=True, nogil=True)
 _FAST = dict(_OPTS, fastmath={"reassoc", "contract"})
 
 
+@njit(inline="always", **_FAST)
+def _sqdist(Z, i, j):
+    """Squared distance between rows ``i`` and ``j`` of ``Z``."""
+    s = 0.0
+    for f in range(Z.shape[1]):
+        diff = Z[i, f] - Z[j, f]
+        s += diff * diff
+    return s
+
+
 @njit(**_FAST)
 def target_sqdist(Z, targets):
     """Squared embedded distance from each point to each of its targets."""
     n, k = targets.shape
-    c = Z.shape[1]
     out = np.zeros((n, k))
     for i in range(n):
         for t in range(k):
             j = targets[i, t]
-            if j < 0:
-                continue
-            s = 0.0
-            for f in range(c):
-                diff = Z[i, f] - Z[j, f]
-                s += diff * diff
-            out[i, t] = s
+            if j >= 0:
+                out[i, t] = _sqdist(Z, i, j)
     return out
 
 
 @njit(**_FAST)
 def pair_sqdist(Z, a, b):
     """Squared embedded distance of the pairs ``(a[p], b[p])``."""
-    m = a.shape[0]
-    c = Z.shape[1]
-    out = np.empty(m)
-    for p in range(m):
-        i = a[p]
-        j = b[p]
-        s = 0.0
-        for f in range(c):
-            diff = Z[i, f] - Z[j, f]
-            s += diff * diff
-        out[p] = s
+    out = np.empty(a.shape[0])
+    for p in range(a.shape[0]):
+        out[p] = _sqdist(Z, a[p], b[p])
     return out
 
 

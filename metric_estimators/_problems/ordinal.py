@@ -211,3 +211,10 @@ class LODMLProblem:
         A = (V * w) @ V.T
         self._factored = (A, np.sqrt(w)[:, None] * V.T)
         return A
+
+    @staticmethod
+    def top_factor(A, r):
+        """The ``r`` rows ``sqrt(w_q) v_q^T`` of the largest eigenpairs of ``A``."""
+        w, V = linalg.eigh(A, check_finite=False)
+        w, V = np.clip(w[::-1], 0.0, None), V[:, ::-1]
+        return np.sqrt(w[:r])[:, None] * V[:, :r].T
