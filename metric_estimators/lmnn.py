@@ -234,9 +234,16 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         # are busy (grid searches, shared machines), spinning threads make
         # them several times slower; large problems keep the default pool.
         small = X.shape[0] * X.shape[1] * L0.shape[0] < _SMALL_BLAS
+        curve, active_curve = [], []
+
+        def record(f, n_iter=None):  # after every iteration of either solver
+            curve.append(float(f))
+            active_curve.append(int(objective.n_active))
+            report.row(len(curve) if n_iter is None else n_iter, f, objective.n_active)
+
         with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
             solve = self._lbfgs if self.solver == "lbfgs" else self._subgradient
-            L, n_iter, curve, active_curve, converged = solve(objective, L0, report)
+            L, n_iter, converged = solve(objective, L0.ravel().copy(), record)
         report.finish(f"{'converged' if converged else 'stopped'} after "
                       f"{n_iter} iterations, {impostors.n_searches} impostor searches")
         self.components_ = (L / s if s != 1.0 else L).reshape(L0.shape)
@@ -246,8 +253,8 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         self.target_neighbors_ = targets
         self.n_impostor_searches_ = impostors.n_searches
         if not converged:
-            convergence_warning(self, max_iter=self.max_iter, tol=self.tol, stacklevel=4,
-                                history=curve)
+            convergence_warning(self, max_iter=self.max_iter, tol=self.tol,
+                                history=curve, stacklevel=4)
         return self
 
     def _validate(self, X, y):
@@ -277,32 +284,23 @@ class LMNN(MahalanobisMixin, BaseEstimator):
             )
         return X, y_idx
 
-    def _lbfgs(self, objective, L0, report):
+    def _lbfgs(self, objective, L0, record):
         """Squared hinge by L-BFGS, restarted when the impostor set changes."""
-        curve, active_curve = [], []
-
         def callback(x, f):
-            curve.append(f)
-            active_curve.append(int(objective.n_active))
-            report.row(len(curve), f, objective.n_active)
+            record(f)
             if objective.impostors.tick():
                 objective.verify(x)  # refresh the active set, L-BFGS goes on
 
-        L, n_iter, converged = lbfgs_with_restarts(
-            objective, L0.ravel(), max_iter=self.max_iter, gtol=self.tol,
+        return lbfgs_with_restarts(
+            objective, L0, max_iter=self.max_iter, gtol=self.tol,
             callback=callback, version=lambda: objective.impostors.n_changes,
             confirm=lambda x: objective.verify(x) == 0,
         )
-        return L, n_iter, curve, active_curve, converged
 
-    def _subgradient(self, objective, L0, report):
+    def _subgradient(self, objective, L0, record):
         """The paper's hinge by the adaptive-step subgradient method."""
-        curve, active_curve = [], []
-
         def callback(n_iter, x, f, accepted, step):
-            curve.append(float(f))
-            active_curve.append(int(objective.n_active))
-            report.row(n_iter, f, objective.n_active)
+            record(f, n_iter)
             # a refresh that found missing active impostors changed the loss
             return objective.impostors.tick() and objective.verify(x) > 0
 
@@ -313,8 +311,8 @@ class LMNN(MahalanobisMixin, BaseEstimator):
             return 0.01 * np.linalg.norm(L) / gnorm if gnorm > 0 else 1.0
 
         res = adaptive_subgradient(
-            objective, L0.ravel().copy(), step=first_step,
-            max_iter=self.max_iter, tol=self.tol, callback=callback,
+            objective, L0, step=first_step, max_iter=self.max_iter,
+            tol=self.tol, callback=callback,
             confirm=lambda x: objective.verify(x) == 0,
         )
-        return res.x, res.n_iter, curve, active_curve, res.converged
+        return res.x, res.n_iter, res.converged

@@ -301,8 +301,8 @@ class OMDML(MahalanobisMixin, BaseEstimator):
             self.loss_curve_ = curve if curve else [J]
             report.finish(f"L-BFGS stopped after {self.n_iter_} iterations")
             if res.status == 1:
-                convergence_warning(self, max_iter=self.max_iter, tol=self.tol, stacklevel=4,
-                                    history=self.loss_curve_)
+                convergence_warning(self, max_iter=self.max_iter, tol=self.tol,
+                                    history=self.loss_curve_, stacklevel=4)
         self.components_ = L
         self.objective_ = float(J)
         self.levels_ = levels
@@ -477,8 +477,8 @@ class LODML(MahalanobisMixin, BaseEstimator):
         )
         report.finish(f"stopped after {res.n_iter} iterations")
         if not res.converged:
-            convergence_warning(self, max_iter=self.max_iter, tol=self.tol, stacklevel=4,
-                                history=curve)
+            convergence_warning(self, max_iter=self.max_iter, tol=self.tol,
+                                history=curve, stacklevel=4)
         r = d if self.n_components is None else self.n_components
         self.components_ = problem.top_factor(res.x, r) / scale
         if n_triplets and not np.any(self.components_):

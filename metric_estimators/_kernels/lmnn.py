@@ -227,22 +227,22 @@ def eligible_pairs(y_idx, hashes, fraction):
     pseudo-random number is below ``fraction``: the only pairs a sampled
     impostor search can ever return, whatever L is."""
     n = y_idx.shape[0]
+    anchors = np.empty(0, dtype=np.int64)
+    imps = np.empty(0, dtype=np.int64)
     count = 0
-    for a in range(n):
-        ha = hashes[0, a]
-        ya = y_idx[a]
-        for b in range(n):
-            if y_idx[b] != ya and _pair_uniform(ha, hashes[1, b]) < fraction:
-                count += 1
-    anchors = np.empty(count, dtype=np.int64)
-    imps = np.empty(count, dtype=np.int64)
-    q = 0
-    for a in range(n):
-        ha = hashes[0, a]
-        ya = y_idx[a]
-        for b in range(n):
-            if y_idx[b] != ya and _pair_uniform(ha, hashes[1, b]) < fraction:
-                anchors[q] = a
-                imps[q] = b
-                q += 1
+    for fill in range(2):  # count, then fill arrays of the exact size
+        if fill:
+            anchors = np.empty(count, dtype=np.int64)
+            imps = np.empty(count, dtype=np.int64)
+        q = 0
+        for a in range(n):
+            ha = hashes[0, a]
+            ya = y_idx[a]
+            for b in range(n):
+                if y_idx[b] != ya and _pair_uniform(ha, hashes[1, b]) < fraction:
+                    if fill:
+                        anchors[q] = a
+                        imps[q] = b
+                    q += 1
+        count = q
     return anchors, imps

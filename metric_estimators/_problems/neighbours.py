@@ -81,11 +81,22 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK):
     step = max(1, int(block) // n_r)
     for start in range(0, n_q, step):
         rows = np.arange(start, min(start + step, n_q))
-        D = sq_q[rows, None] + sq_r[None, :] - 2.0 * (Qc[rows] @ Rc.T)
+        D = Qc[rows] @ Rc.T
+        D *= -2.0
+        D += sq_r[None, :]
+        D += sq_q[rows, None]
         if self_index is not None:
             D[np.arange(rows.size), self_index[rows]] = np.inf
-        kth = np.partition(D, k - 1, axis=1)[:, k - 1]
-        cand_r, cand_c = np.nonzero(D <= (kth + 2.0 * margin[rows])[:, None])
+        # the k smallest screened distances, and every other point within
+        # the margin of the k-th (rare: ties and near-ties)
+        part = np.argpartition(D, k - 1, axis=1)[:, :k]
+        limit = np.take_along_axis(D, part, axis=1).max(axis=1) + 2.0 * margin[rows]
+        inside = D <= limit[:, None]
+        more = np.flatnonzero(np.count_nonzero(inside, axis=1) > k)
+        plain = np.setdiff1d(np.arange(rows.size), more, assume_unique=True)
+        extra_r, extra_c = np.nonzero(inside[more])
+        cand_r = np.concatenate((np.repeat(plain, k), more[extra_r]))
+        cand_c = np.concatenate((part[plain].ravel(), extra_c))
         out[rows] = _rank_candidates(Q[rows], R, cand_r, cand_c, k)
     return out
 
@@ -93,8 +104,8 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK):
 def _rank_candidates(Q, R, cand_r, cand_c, k, chunk=1 << 16):
     """The first ``k`` candidates of each query row by (exact distance, index).
 
-    ``(cand_r, cand_c)`` lists (query row, reference row) pairs sorted by
-    query row; every row has at least ``k`` candidates.
+    ``(cand_r, cand_c)`` lists (query row, reference row) pairs, every row
+    with at least ``k`` candidates, in any order.
     """
     dist = np.empty(cand_r.size)
     for s in range(0, cand_r.size, chunk):
