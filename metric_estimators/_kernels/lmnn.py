@@ -141,8 +141,11 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 
 @njit(**_OPTS)
 def point_hashes(n, seed):
-    """Two fixed 64-bit hashes per point (splitmix64 of its index), one for
-    its role as anchor, one as impostor; combined by :func:`_pair_uniform`."""
+    """Two fixed 64-bit hashes per point (splitmix64 of its index).
+
+    One for its role as anchor, one as impostor; combined by
+    :func:`_pair_uniform`.
+    """
     out = np.empty((2, n), dtype=np.uint64)
     for role in range(2):
         for i in range(n):
@@ -155,8 +158,10 @@ def point_hashes(n, seed):
 
 @njit(inline="always", **_OPTS)
 def _pair_uniform(ha, hb):
-    """A fixed pseudo-random number in [0, 1) for an ordered pair, from the
-    anchor's and the impostor's point hashes (independent of L)."""
+    """A fixed pseudo-random number in [0, 1) for an ordered pair.
+
+    Made from the anchor's and the impostor's point hashes (independent of L).
+    """
     z = (ha ^ (hb * _GOLDEN)) * _MIX1
     z = z ^ (z >> np.uint64(29))
     return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
@@ -223,9 +228,11 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
 
 @njit(**_OPTS)
 def eligible_pairs(y_idx, hashes, fraction):
-    """Every ordered pair ``(a, b)`` of different classes whose fixed
-    pseudo-random number is below ``fraction``: the only pairs a sampled
-    impostor search can ever return, whatever L is."""
+    """Every ordered pair of different classes whose fixed number is below ``fraction``.
+
+    These are the only pairs a sampled impostor search can ever return,
+    whatever L is.
+    """
     n = y_idx.shape[0]
     anchors = np.empty(0, dtype=np.int64)
     imps = np.empty(0, dtype=np.int64)

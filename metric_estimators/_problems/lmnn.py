@@ -94,10 +94,11 @@ class ImpostorSet:
         return self.since_search >= self.interval
 
     def refresh(self, Z, R):
-        """Search at the current embedding; return the number of active
-        impostor pairs that the previous candidates missed.
+        """Search at the current embedding; return how many active impostors were missed.
 
-        The search interval doubles when none was missed."""
+        Counts the active impostor pairs that the previous candidates did
+        not hold; the search interval doubles when none was missed.
+        """
         first = self.since_search is None
         new_i, new_l = self._search(Z, R)
         n_missing = 0
@@ -193,8 +194,11 @@ class ImpostorSet:
         return np.concatenate(acc_i), np.concatenate(acc_l)
 
     def _search_eligible(self, Z, rho):
-        """Sampled search restricted to the eligible pairs: O(#eligible * c)
-        instead of O(n^2 c); returns exactly what a full scan would."""
+        """Sampled search restricted to the eligible pairs.
+
+        ``O(#eligible * c)`` instead of ``O(n^2 c)``; returns exactly what a
+        full scan would.
+        """
         ei, el = self.eligible
         keep = pair_sqdist(Z, ei, el) < rho[ei]
         n_keep = int(keep.sum())
@@ -207,8 +211,10 @@ class ImpostorSet:
         return ei[keep], el[keep]
 
     def _blocks(self):
-        """Yield (rows, cols) blocks covering every pair of different classes
-        once (both points of a pair are tried as anchors)."""
+        """Yield (rows, cols) blocks covering every pair of different classes once.
+
+        Both points of a pair are tried as anchors.
+        """
         for c in range(len(self.members) - 1):
             rows_all = self.members[c]
             cols = np.concatenate(self.members[c + 1:])

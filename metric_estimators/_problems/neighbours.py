@@ -90,8 +90,8 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK):
         # the k smallest screened distances, and every other point within
         # the margin of the k-th (rare: ties and near-ties)
         part = np.argpartition(D, k - 1, axis=1)[:, :k]
-        limit = np.take_along_axis(D, part, axis=1).max(axis=1) + 2.0 * margin[rows]
-        inside = D <= limit[:, None]
+        kth = np.take_along_axis(D, part, axis=1).max(axis=1)
+        inside = D <= (kth + 2.0 * margin[rows])[:, None]
         more = np.flatnonzero(np.count_nonzero(inside, axis=1) > k)
         plain = np.setdiff1d(np.arange(rows.size), more, assume_unique=True)
         extra_r, extra_c = np.nonzero(inside[more])
