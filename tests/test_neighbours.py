@@ -13,8 +13,13 @@ from metric_estimators.constraints import knn_triplets
 
 
 def brute_force(Q, R, k, self_index=None):
-    """Sort every reference point by (squared distance, index), plain numpy."""
-    D = ((Q[:, None, :] - R[None, :, :]) ** 2).sum(-1)
+    """Sort every reference point by (squared distance, index), plain numpy.
+
+    The distance is summed over the features in order, as the search does.
+    """
+    D = np.zeros((Q.shape[0], R.shape[0]))
+    for f in range(Q.shape[1]):
+        D += (Q[:, None, f] - R[None, :, f]) ** 2
     out = np.empty((Q.shape[0], k), dtype=int)
     for i in range(Q.shape[0]):
         cand = [j for j in range(R.shape[0])
@@ -32,10 +37,12 @@ def _data(kind, rng):
         return X[rng.permutation(np.repeat(np.arange(15), 3))]
     if kind == "offset":  # far from the origin: the Gram form cancels
         return rng.standard_normal((40, 4)) * 1e-3 + 1e4
+    if kind == "decimals":  # ties in decimal, near-ties in binary
+        return np.round(rng.uniform(0, 1, size=(60, 12)), 1)
     return rng.standard_normal((50, 5))
 
 
-@pytest.mark.parametrize("kind", ["grid", "duplicates", "offset", "random"])
+@pytest.mark.parametrize("kind", ["grid", "duplicates", "offset", "decimals", "random"])
 @pytest.mark.parametrize("block", [1, 97, 1 << 21])
 def test_knn_indices_equals_brute_force(kind, block):
     rng = np.random.default_rng(0)

@@ -8,11 +8,11 @@ The result
 ----------
 For a query ``q`` the neighbours are the first ``k`` reference points in the
 order of ``(distance, index)``: the squared Euclidean distance
-``sum_f (q_f - r_f)^2`` evaluated from the coordinate differences, and, among
-equal distances, the **lower index first**.  The rule is guaranteed, not left
-to the order in which a partial sort happens to return ties; in particular
-duplicated points are at distance exactly 0 from each other and equal
-candidates are taken in index order.  The distances themselves are not
+``sum_f (q_f - r_f)^2`` evaluated from the coordinate differences, summed
+over the features in order, and, among equal distances, the **lower index
+first**.  The rule is guaranteed, not left to the order in which a partial
+sort happens to return ties; in particular duplicated points are at distance
+exactly 0 from each other and equal candidates are taken in index order.  The distances themselves are not
 returned: the search sorts by them and nothing else depends on their last
 bits.
 
@@ -24,12 +24,15 @@ memory bounded by ``block`` entries, never ``n x n``).  That form carries a
 round-off of at most ``~(d + 4) eps (|q|^2 + max |r|^2)``; every reference
 point within twice that margin of the ``k``-th screened distance is kept as
 a candidate (usually exactly ``k`` of them), and the candidates are ranked by
-their distances recomputed from the coordinate differences, then by index.
+their distances recomputed from the coordinate differences, then by index
+(the numba kernel :func:`metric_estimators._kernels.neighbours.rank_candidates`).
 Any point of the true first ``k`` lies within the margin, so the screening
 never loses one.
 """
 
 import numpy as np
+
+from .._kernels.neighbours import rank_candidates
 
 __all__ = ["knn_edges", "knn_indices", "nearest", "nearest_in_groups"]
 
@@ -87,35 +90,11 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK):
         D += sq_q[rows, None]
         if self_index is not None:
             D[np.arange(rows.size), self_index[rows]] = np.inf
-        # the k smallest screened distances, and every other point within
-        # the margin of the k-th (rare: ties and near-ties)
-        part = np.argpartition(D, k - 1, axis=1)[:, :k]
-        kth = np.take_along_axis(D, part, axis=1).max(axis=1)
-        inside = D <= (kth + 2.0 * margin[rows])[:, None]
-        more = np.flatnonzero(np.count_nonzero(inside, axis=1) > k)
-        plain = np.setdiff1d(np.arange(rows.size), more, assume_unique=True)
-        extra_r, extra_c = np.nonzero(inside[more])
-        cand_r = np.concatenate((np.repeat(plain, k), more[extra_r]))
-        cand_c = np.concatenate((part[plain].ravel(), extra_c))
-        out[rows] = _rank_candidates(Q[rows], R, cand_r, cand_c, k)
+        # every point within the margin of the k-th smallest screened
+        # distance is a candidate (usually exactly k of them)
+        kth = np.partition(D, k - 1, axis=1)[:, k - 1]
+        out[rows] = rank_candidates(Q, R, rows, D, kth + 2.0 * margin[rows], k)
     return out
-
-
-def _rank_candidates(Q, R, cand_r, cand_c, k, chunk=1 << 16):
-    """The first ``k`` candidates of each query row by (exact distance, index).
-
-    ``(cand_r, cand_c)`` lists (query row, reference row) pairs, every row
-    with at least ``k`` candidates, in any order.
-    """
-    dist = np.empty(cand_r.size)
-    for s in range(0, cand_r.size, chunk):
-        diff = Q[cand_r[s:s + chunk]] - R[cand_c[s:s + chunk]]
-        dist[s:s + chunk] = (diff * diff).sum(axis=1)
-    order = np.lexsort((cand_c, dist, cand_r))
-    counts = np.bincount(cand_r, minlength=Q.shape[0])
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    take = starts[:, None] + np.arange(k)[None, :]
-    return cand_c[order][take]
 
 
 def knn_indices(X, k, *, block=BLOCK):
