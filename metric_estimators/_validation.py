@@ -14,10 +14,18 @@ from scipy import sparse
 from sklearn.utils import check_array
 from sklearn.utils.validation import _num_samples, validate_data
 
+from .exceptions import NonPSDError, PreprocessorError
+
 __all__ = [
+    "ArrayIndexer",
+    "apply_preprocessor",
+    "check_indices",
+    "check_int",
     "check_pd_matrix",
     "check_n_components",
     "check_square_matrix",
+    "check_symmetric_matrix",
+    "resolve_preprocessor",
     "power_of_two_scale",
     "validate_ordered_points",
     "validate_pair_labels",
@@ -178,19 +186,54 @@ def power_of_two_scale(X, *, center=True):
     return float(2.0 ** int(np.round(np.log2(m))))
 
 
-def _resolve_preprocessor(preprocessor):
-    """Return a callable mapping an index array to points, or None."""
-    if preprocessor is None:
-        return None
-    if callable(preprocessor):
+class ArrayIndexer:
+    """A picklable preprocessor over an array: ``indexer(indices) = data[indices]``.
+
+    Parameters
+    ----------
+    data : array-like of shape (n_samples, n_features)
+        The points that index tuples refer to.
+    """
+
+    def __init__(self, data):
+        self.data = check_array(data, dtype=np.float64, input_name="preprocessor")
+        self.n_samples = self.data.shape[0]
+
+    def __call__(self, indices):
+        return self.data[indices]
+
+
+def resolve_preprocessor(preprocessor):
+    """Return ``preprocessor`` as a callable (an :class:`ArrayIndexer` for an array), or None."""
+    if preprocessor is None or callable(preprocessor):
         return preprocessor
-    data = check_array(preprocessor, dtype=np.float64, input_name="preprocessor")
+    return ArrayIndexer(preprocessor)
 
-    def lookup(indices):
-        return data[indices]
 
-    lookup.n_samples = data.shape[0]
-    return lookup
+def apply_preprocessor(fn, indices, name):
+    """Points ``fn(indices)`` as a 2-D float array with one row per index.
+
+    Errors raised inside the user's callable become a
+    :class:`~metric_estimators.exceptions.PreprocessorError` naming ``name``.
+    """
+    try:
+        points = fn(indices)
+    except Exception as exc:  # the user's code: say where it failed
+        raise PreprocessorError(
+            f"The preprocessor failed on the indices of {name}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    points = np.asarray(points)
+    if points.ndim != 2 or points.shape[0] != len(indices):
+        raise PreprocessorError(
+            "preprocessor must return a 2-D array with one row per index, "
+            f"got shape {points.shape} for {len(indices)} indices."
+        )
+    if points.dtype.kind not in "iufb":
+        raise PreprocessorError(
+            f"preprocessor must return numbers, got dtype {points.dtype}."
+        )
+    return points.astype(np.float64, copy=False)
 
 
 def validate_pairs(pairs, preprocessor=None, *, n_features=None, name="pairs"):
@@ -208,41 +251,32 @@ def validate_pairs(pairs, preprocessor=None, *, n_features=None, name="pairs"):
     n_features : int or None
         Expected number of features (the fitted ``n_features_in_``).
     """
-    arr = np.asarray(pairs)
-    if arr.dtype.kind in "OUS":
+    if sparse.issparse(pairs):
         raise TypeError(
-            f"{name} must be numeric, got an array of dtype {arr.dtype}."
+            f"{name} must be a dense array of shape (n_pairs, 2, n_features) "
+            "or (n_pairs, 2); sparse input is not supported."
+        )
+    arr = np.asarray(pairs)
+    if arr.dtype.kind in "OUS" and not (
+        arr.ndim == 2 and callable(preprocessor)
+    ):
+        raise TypeError(
+            f"{name} must be numeric, got an array of dtype {arr.dtype} "
+            "(string or object ids need a callable preprocessor)."
         )
     if arr.dtype.kind == "c":
         raise TypeError(f"{name} must be real, got complex values.")
-    fn = _resolve_preprocessor(preprocessor)
+    fn = resolve_preprocessor(preprocessor)
     if arr.ndim == 2 and fn is not None:
         if arr.shape[1] != 2:
             raise ValueError(
                 f"{name} given as indices must have shape (n_pairs, 2), "
                 f"got {arr.shape}."
             )
-        if arr.dtype.kind not in "iu" and not (
-            arr.dtype.kind == "f" and np.all(np.isfinite(arr))
-            and np.all(arr == np.round(arr))
-        ):
-            raise TypeError(f"{name} given as indices must hold integers.")
-        idx = arr.astype(np.intp)
-        n_samples = getattr(fn, "n_samples", None)
-        if idx.size and (
-            idx.min() < 0 or (n_samples is not None and idx.max() >= n_samples)
-        ):
-            raise ValueError(
-                f"{name} holds indices out of range [0, {n_samples}) of the "
-                "preprocessor data."
-            )
-        points = np.asarray(fn(idx.ravel()), dtype=np.float64)
-        if points.ndim != 2 or points.shape[0] != idx.size:
-            raise ValueError(
-                "preprocessor must return a 2-D array with one row per index, "
-                f"got shape {points.shape} for {idx.size} indices."
-            )
-        arr = points.reshape(idx.shape[0], 2, points.shape[1])
+        if isinstance(fn, ArrayIndexer):
+            arr = check_indices(arr, name, fn.n_samples)
+        points = apply_preprocessor(fn, arr.ravel(), name)
+        arr = points.reshape(arr.shape[0], 2, points.shape[1])
     elif arr.ndim == 2:
         raise ValueError(
             f"{name} of shape {arr.shape} look like index pairs, but no "
@@ -269,8 +303,29 @@ def validate_pairs(pairs, preprocessor=None, *, n_features=None, name="pairs"):
     return arr
 
 
+def check_indices(arr, name, n_samples):
+    """Integer row indices in ``[0, n_samples)`` (as intp), or a clear error."""
+    if arr.dtype.kind not in "iu" and not (
+        arr.dtype.kind == "f" and np.all(np.isfinite(arr))
+        and np.all(arr == np.round(arr))
+    ):
+        raise TypeError(f"{name} given as indices must hold integers.")
+    idx = arr.astype(np.intp)
+    if idx.size and (idx.min() < 0 or idx.max() >= n_samples):
+        raise ValueError(
+            f"{name} holds indices out of range [0, {n_samples}) of the "
+            "preprocessor data."
+        )
+    return idx
+
+
 def validate_pair_labels(y, n_pairs):
     """Validate pair labels: a 1-D array of {-1, +1} of length n_pairs."""
+    if y is None:
+        raise ValueError(
+            "This estimator requires y to be passed, but the target y is None: "
+            "give the pair labels (-1 dissimilar, +1 similar)."
+        )
     y = np.asarray(y)
     if y.ndim != 1:
         y = y.ravel() if y.ndim == 2 and 1 in y.shape else y
@@ -292,38 +347,117 @@ def validate_pair_labels(y, n_pairs):
     return y.astype(np.int64)
 
 
-def check_square_matrix(M, name, size=None):
-    """Validate a finite real square matrix (optionally of a given size)."""
-    arr = np.asarray(M) if not sparse.issparse(M) else M
-    if getattr(arr, "ndim", 2) != 2:
-        raise ValueError(
-            f"{name} must be a 2-D square matrix, got an array of shape "
-            f"{np.shape(arr)}."
-        )
-    if getattr(arr, "dtype", np.dtype(float)).kind in "USc":
+def check_square_matrix(M, name, size=None, *, like=None):
+    """Validate a finite real dense square matrix and return it as float64.
+
+    ``size`` fixes the number of rows and columns; ``like`` names the matrix
+    whose shape it is, for the error message.
+    """
+    if sparse.issparse(M):
+        raise TypeError(f"{name} must be a dense array, got a sparse matrix.")
+    arr = np.asarray(M)
+    if arr.dtype == object:  # numbers held as objects (scikit-learn accepts them)
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must hold real numbers: {exc}") from None
+    if arr.dtype.kind not in "iufb":
         raise TypeError(
-            f"{name} must be a real numeric matrix, got dtype {arr.dtype}."
+            f"{name} must be a real numeric array, got dtype {arr.dtype}."
         )
-    M = check_array(M, dtype=np.float64, input_name=name)
-    if M.shape[0] != M.shape[1]:
-        raise ValueError(f"{name} must be a square matrix, got shape {M.shape}.")
-    if size is not None and M.shape[0] != size:
+    if size is not None and arr.shape != (size, size):
+        if like is not None:
+            raise ValueError(
+                f"{name} must have the same shape as {like} {(size, size)}, "
+                f"got {arr.shape}."
+            )
         raise ValueError(
-            f"{name} must have shape ({size}, {size}), got {M.shape}."
+            f"{name} must have shape ({size}, {size}), got {arr.shape}."
         )
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {arr.shape}.")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return arr
+
+
+def check_symmetric_matrix(M, name, size=None, *, like=None,
+                           accept_sparse=False, nonnegative=False,
+                           zero_diagonal=False, positive_off_diagonal=False,
+                           rtol=0.0):
+    """Validate a finite real symmetric matrix, dense or sparse.
+
+    The one validator of square matrices given by users (dissimilarities,
+    signed graphs, weights, priors).  Checks, in this order: real numeric
+    dtype, shape (square, or ``(size, size)``; ``like`` names the matrix
+    whose shape that is), finite entries, then on request non-negative
+    entries, a zero diagonal, strictly positive entries off the diagonal,
+    and symmetry within ``rtol`` relative and ``1e-10`` times the largest
+    absolute entry absolute.  A sparse matrix (``accept_sparse=True``) must
+    moreover have a symmetric sparsity pattern.
+
+    Returns
+    -------
+    M : ndarray of float64 ``(M + M.T) / 2``, or, for sparse input, the
+        validated matrix as CSR float64 with duplicates summed (not
+        symmetrised: callers read its upper triangle).
+    """
+    if sparse.issparse(M):
+        if not accept_sparse:
+            raise TypeError(
+                f"{name} must be a dense array, got a sparse matrix."
+            )
+        return _check_symmetric_sparse(M, name, nonnegative=nonnegative,
+                                       zero_diagonal=zero_diagonal)
+    arr = check_square_matrix(M, name, size, like=like)
+    if nonnegative and arr.size and arr.min() < 0:
+        raise ValueError(f"{name} must be non-negative; its smallest entry is "
+                         f"{arr.min():.3g}.")
+    if zero_diagonal and np.any(np.diag(arr) != 0):
+        raise ValueError(f"{name} must have a zero diagonal.")
+    if positive_off_diagonal and arr.size and (
+        arr[~np.eye(arr.shape[0], dtype=bool)].min(initial=np.inf) <= 0
+    ):
+        raise ValueError(f"{name} must be strictly positive off the diagonal "
+                         "(a zero weight leaves the entry free and the problem "
+                         "without a unique solution).")
+    scale = max(np.abs(arr).max() if arr.size else 0.0, np.finfo(float).tiny)
+    if not np.allclose(arr, arr.T, rtol=rtol, atol=1e-10 * scale):
+        raise ValueError(f"{name} must be symmetric.")
+    return (arr + arr.T) / 2
+
+
+def _check_symmetric_sparse(M, name, *, nonnegative, zero_diagonal):
+    """The sparse branch of :func:`check_symmetric_matrix`."""
+    M = sparse.csr_matrix(M, dtype=np.float64)
+    M.sum_duplicates()
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise ValueError(f"{name} must be a square matrix, got shape {M.shape}.")
+    if not np.all(np.isfinite(M.data)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    if nonnegative and M.nnz and M.data.min() < 0:
+        raise ValueError(f"{name} must be non-negative; its smallest entry is "
+                         f"{M.data.min():.3g}.")
+    if zero_diagonal and np.any(M.diagonal() != 0):
+        raise ValueError(f"{name} must have a zero diagonal.")
+    asym = abs(M - M.T)
+    scale = max(abs(M).max(), np.finfo(float).tiny)
+    if asym.nnz and asym.max() > 1e-10 * scale:
+        raise ValueError(f"{name} must be symmetric.")
+    # the same sparsity pattern on both sides
+    P = (M != 0).astype(np.int8)
+    if (P - P.T).nnz:
+        raise ValueError(f"{name} must have a symmetric sparsity pattern.")
     return M
 
 
 def check_pd_matrix(M, name, size=None, *, tol=1e-10):
     """Validate a symmetric positive definite matrix and return it symmetrised."""
-    M = check_square_matrix(M, name, size)
-    scale = max(np.abs(M).max(), np.finfo(float).tiny)
-    if not np.allclose(M, M.T, rtol=1e-8, atol=1e-10 * scale):
-        raise ValueError(f"{name} must be symmetric.")
-    M = (M + M.T) / 2
+    M = check_symmetric_matrix(M, name, size, rtol=1e-8)
     w = np.linalg.eigvalsh(M)
     if w[0] <= tol * max(w[-1], 0.0) or w[0] <= 0:
-        raise ValueError(
+        raise NonPSDError(
             f"{name} must be positive definite; its smallest eigenvalue is "
             f"{w[0]:.3g}."
         )

@@ -6,28 +6,37 @@ n_features).  The learned (squared) distance is
 """
 
 import numbers
+import warnings
 
 import numpy as np
 from scipy import linalg
 from sklearn.base import (
+    BaseEstimator,
     ClassifierMixin,
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
 )
-from sklearn.metrics import roc_auc_score
 from sklearn.decomposition import PCA
+from sklearn.metrics import roc_auc_score
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
+    ArrayIndexer,
+    apply_preprocessor,
+    check_indices,
     check_square_matrix,
+    resolve_preprocessor,
     validate_pair_labels,
     validate_pairs,
     validate_points,
 )
+from .exceptions import NonPSDError
 
 __all__ = [
+    "BaseMetricLearner",
+    "check_calibration_params",
     "MahalanobisMixin",
     "MahalanobisDistance",
     "PairsClassifierMixin",
@@ -52,19 +61,42 @@ class MahalanobisDistance:
         self.components = np.array(components, dtype=np.float64, copy=True)
 
     def __call__(self, u, v, squared=False):
+        """Distance between the vectors ``u`` and ``v`` (or its square).
+
+        Parameters
+        ----------
+        u, v : array-like of shape (n_features,)
+            Two points; plain numbers for a one-feature model.
+        squared : bool, default=False
+            Return the squared distance.
+
+        Returns
+        -------
+        distance : float
+        """
+        u = self._vector(u, "u")
+        v = self._vector(v, "v")
+        diff = self.components @ (u - v)
+        sq = float(diff @ diff)
+        return sq if squared else float(np.sqrt(sq))
+
+    def _vector(self, u, name):
         u = np.asarray(u, dtype=np.float64)
-        v = np.asarray(v, dtype=np.float64)
+        if u.ndim == 0:
+            u = u.reshape(1)
         d = self.components.shape[1]
-        if u.shape[-1] != d or v.shape[-1] != d:
+        if u.ndim != 1:
             raise ValueError(
-                f"metric expects vectors with {d} features, got shapes "
-                f"{u.shape} and {v.shape}."
+                f"metric expects 1-D vectors ({name} has shape {u.shape}), "
+                "as scipy's distances do; for many points use "
+                "pair_distance, or transform and then a Euclidean distance."
             )
-        diff = self.components @ (u - v).T
-        sq = np.sum(diff * diff, axis=0)
-        if np.ndim(sq) == 0:
-            sq = float(sq)
-        return sq if squared else np.sqrt(sq)
+        if u.shape[0] != d:
+            raise ValueError(
+                f"metric expects vectors with {d} features, {name} has "
+                f"{u.shape[0]}."
+            )
+        return u
 
     def __repr__(self):
         n_components, n_features = self.components.shape
@@ -95,7 +127,7 @@ def components_from_matrix(M, *, name="M"):
     w, V = linalg.eigh(M, check_finite=False)
     scale = max(abs(w[-1]), np.finfo(float).tiny)
     if w[0] < -1e-8 * scale:
-        raise ValueError(
+        raise NonPSDError(
             f"{name} is not positive semi-definite (smallest eigenvalue "
             f"{w[0]:.3g}, largest {w[-1]:.3g})."
         )
@@ -183,12 +215,78 @@ def check_array_2d(A, name):
     return A
 
 
-class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
+class BaseMetricLearner(BaseEstimator):
+    """Base class of every metric learner: the ``preprocessor`` and the pair face.
+
+    Subclass it (usually through :class:`MahalanobisMixin`) to write a learner
+    of your own: ``fit`` calls :meth:`_check_preprocessor` and sets the fitted
+    attributes; :meth:`pair_distance`, :meth:`pair_score` and
+    :meth:`get_metric` come from the mixin.
+
+    Parameters
+    ----------
+    preprocessor : array-like of shape (n_samples, n_features), callable or None, default=None
+        If an array, tuples (pairs, triplets, ...) and 1-D inputs may be given
+        as indices into it.  If a callable, it receives a 1-D array of
+        indices (integers, strings, any ids) and returns the points as a 2-D
+        array, one row per index.
+    """
+
+    def __init__(self, preprocessor=None):
+        self.preprocessor = preprocessor
+
+    def _check_preprocessor(self):
+        """Set ``preprocessor_`` (a callable or None) from ``preprocessor``."""
+        self.preprocessor_ = resolve_preprocessor(
+            getattr(self, "preprocessor", None))
+        return self.preprocessor_
+
+    def _points(self, X, name="X"):
+        """``X`` itself, or the points of 1-D indices ``X`` through the preprocessor."""
+        fn = getattr(self, "preprocessor_", None)
+        if fn is None:
+            return X
+        arr = np.asarray(X) if not hasattr(X, "iloc") else None
+        if arr is None or arr.ndim != 1:
+            return X
+        if isinstance(fn, ArrayIndexer):  # an array: indices must be in range
+            arr = check_indices(arr, name, fn.n_samples)
+        return apply_preprocessor(fn, arr, name)
+
+    def score_pairs(self, pairs):
+        """Deprecated alias of :meth:`pair_score` (as in metric-learn 0.7).
+
+        .. deprecated:: 0.1
+            As in metric-learn 0.7, ``score_pairs`` returns
+            :meth:`pair_score` (a similarity, minus the learned distance)
+            with a FutureWarning; metric-learn releases before 0.7 returned
+            distances.  Use :meth:`pair_score` or :meth:`pair_distance`.
+
+        Parameters
+        ----------
+        pairs : array-like of shape (n_pairs, 2, n_features), or (n_pairs, 2)
+            indices if the estimator has a ``preprocessor``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_pairs,)
+        """
+        warnings.warn(
+            "score_pairs is deprecated, as in metric-learn 0.7: use "
+            "pair_score (similarity, higher is more similar) or pair_distance "
+            "(the learned distance).", FutureWarning, stacklevel=2)
+        return self.pair_score(pairs)
+
+
+class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                       BaseMetricLearner):
     """Methods shared by every learner of a linear map ``L`` (``components_``).
 
     Provides ``transform``, ``get_mahalanobis_matrix``, ``get_metric``,
     ``pair_distance``, ``pair_score`` and ``get_feature_names_out``; the
-    learner's ``fit`` must set ``components_`` and ``n_features_in_``.
+    learner's ``fit`` must set ``components_`` and ``n_features_in_``.  It is
+    a :class:`BaseMetricLearner` (hence a scikit-learn ``BaseEstimator``), so
+    ``class MyLearner(MahalanobisMixin)`` is a complete estimator base.
     """
 
     @property
@@ -206,7 +304,8 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features), or (n_samples,)
+            indices if the estimator has a ``preprocessor``.
 
         Returns
         -------
@@ -216,7 +315,7 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
             data gives the metric of the same values in float64.
         """
         check_is_fitted(self, "components_")
-        X = validate_points(self, X, reset=False)
+        X = validate_points(self, self._points(X), reset=False)
         return X @ self.components_.T.astype(X.dtype, copy=False)
 
     def get_mahalanobis_matrix(self):
@@ -228,15 +327,32 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         """Return the learned distance as a picklable callable.
 
         The callable ``metric(u, v, squared=False)`` takes two 1-D arrays of
-        ``n_features`` values (or 2-D arrays of matching shape) and returns
-        ``||L (u - v)||`` (or its square).  It is independent of the estimator:
-        refitting the estimator does not change a metric already returned.
+        ``n_features`` values (plain numbers for a one-feature model) and
+        returns ``||L (u - v)||`` (or its square); 2-D input is a
+        ``ValueError``, as for scipy's distances.  It is independent of the
+        estimator: refitting the estimator does not change a metric already
+        returned.
+
+        Cost: it is called once per pair of points from Python, so
+        ``KNeighborsClassifier(metric=est.get_metric())`` is about 100 times
+        slower than a k-NN on ``est.transform(X)`` (the same distances).
+        Prefer a Pipeline of this estimator and a k-NN, or
+        ``metric="mahalanobis", metric_params={"VI": est.get_mahalanobis_matrix()}``.
+
+        Returns
+        -------
+        metric : MahalanobisDistance
+            A picklable callable.
         """
         check_is_fitted(self, "components_")
         return MahalanobisDistance(self.components_)
 
     def _pairs_preprocessor(self):
-        return getattr(self, "preprocessor_", getattr(self, "preprocessor", None))
+        # fitted estimators hold preprocessor_; a user's learner that never
+        # called _check_preprocessor still gets its preprocessor honoured
+        if hasattr(self, "preprocessor_"):
+            return self.preprocessor_
+        return getattr(self, "preprocessor", None)
 
     def pair_distance(self, pairs):
         """Learned distance between the two points of each pair.
@@ -278,9 +394,10 @@ _CALIBRATION_STRATEGIES = ("accuracy", "f_beta", "max_tpr", "max_tnr")
 class PairsClassifierMixin(ClassifierMixin):
     """Classification of pairs as similar (+1) or dissimilar (-1).
 
-    For learners fitted on pairs (e.g. :class:`~metric_estimators.ITML`).  A
-    pair is predicted similar when its score ``-distance`` is at least
-    ``threshold_``.  The class is a scikit-learn classifier (its tags say so)
+    For learners fitted on pairs (e.g. :class:`~metric_estimators.ITML`).  As
+    in metric-learn, ``threshold_`` is a *distance*: a pair is predicted
+    similar (+1) when its learned distance is at most ``threshold_``, i.e.
+    when ``decision_function(pairs) = -distance >= -threshold_``.  The class is a scikit-learn classifier (its tags say so)
     so that ``cross_val_score`` and ``GridSearchCV`` stratify the folds on the
     pair labels and score with :meth:`score` (ROC AUC).
 
@@ -321,11 +438,11 @@ class PairsClassifierMixin(ClassifierMixin):
         Returns
         -------
         y_pred : ndarray of shape (n_pairs,), values in {-1, +1}
-            +1 where ``decision_function(pairs) >= threshold_``.
+            +1 where ``pair_distance(pairs) <= threshold_``.
         """
         check_is_fitted(self, "threshold_")
-        scores = self.decision_function(pairs)
-        return np.where(scores >= self.threshold_, 1, -1)
+        distances = self.pair_distance(pairs)
+        return np.where(distances <= self.threshold_, 1, -1)
 
     def score(self, pairs, y, sample_weight=None):
         """Area under the ROC curve of ``decision_function`` for labels ``y``.
@@ -345,74 +462,71 @@ class PairsClassifierMixin(ClassifierMixin):
         return float(roc_auc_score(y, scores, sample_weight=sample_weight))
 
     def set_threshold(self, threshold):
-        """Set the score threshold above which pairs are predicted similar.
+        """Set the distance at or below which pairs are predicted similar.
 
         Parameters
         ----------
         threshold : float
-            Compared with ``decision_function`` (= minus the learned
-            distance), so it is usually negative.
+            A learned distance (as in metric-learn): pairs with
+            ``pair_distance <= threshold`` are predicted similar.
 
         Returns
         -------
         self
         """
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-            raise TypeError(f"threshold must be a real number, got {threshold!r}.")
+            raise ValueError(
+                f"threshold must be a real number (a distance), got {threshold!r}."
+            )
         if not np.isfinite(threshold):
-            raise ValueError(f"threshold must be finite, got {threshold!r}.")
+            raise ValueError(f"threshold must be finite, got {float(threshold)}.")
         self.threshold_ = float(threshold)
         return self
 
-    def calibrate_threshold(self, pairs, y, strategy="accuracy", min_rate=None,
-                            beta=1.0):
-        """Choose ``threshold_`` on labelled pairs.
+    def calibrate_threshold(self, pairs=None, y=None, strategy="accuracy",
+                            min_rate=None, beta=1.0, *, pairs_valid=None,
+                            y_valid=None):
+        """Choose ``threshold_`` (a distance) on labelled pairs.
 
-        Every distinct score of ``pairs`` is a candidate cut (plus "predict
-        everything dissimilar"); the threshold is set halfway between the
-        chosen score and the next lower one, so that predictions on these
-        pairs are exactly those of the chosen cut.
+        Every distinct distance of ``pairs`` is a candidate cut (plus
+        "predict everything dissimilar"); the threshold is set halfway
+        between the chosen distance and the next larger one, so that
+        predictions on these pairs are exactly those of the chosen cut.
 
         Parameters
         ----------
         pairs : array-like of shape (n_pairs, 2, n_features) or (n_pairs, 2)
+            Validation pairs (indices if the estimator has a preprocessor).
         y : array-like of shape (n_pairs,), values in {-1, +1}
+            Their labels.
         strategy : {'accuracy', 'f_beta', 'max_tpr', 'max_tnr'}, default='accuracy'
             'accuracy' maximises accuracy; 'f_beta' the F-beta score of the
             similar class; 'max_tpr' the true positive rate subject to a true
             negative rate >= ``min_rate``; 'max_tnr' the true negative rate
             subject to a true positive rate >= ``min_rate``.  Ties are broken
-            by accuracy, then by the larger threshold.
+            by accuracy, then by the smaller threshold.
         min_rate : float in [0, 1] or None
             Required for 'max_tpr' and 'max_tnr', ignored otherwise.
-        beta : float > 0, default=1.0
-            Weight of recall for 'f_beta'.
+        beta : float >= 0, default=1.0
+            Weight of recall for 'f_beta' (``beta = 0`` is the precision).
+        pairs_valid, y_valid : array-like
+            metric-learn's names of ``pairs`` and ``y`` (deprecated here,
+            with a FutureWarning).
 
         Returns
         -------
         self
         """
+        pairs, y = _renamed_pair_args(pairs, y, pairs_valid, y_valid)
         check_is_fitted(self, "components_")
-        if strategy not in _CALIBRATION_STRATEGIES:
-            raise ValueError(
-                f"strategy must be one of {_CALIBRATION_STRATEGIES}, got {strategy!r}."
-            )
-        if strategy in ("max_tpr", "max_tnr"):
-            if min_rate is None:
-                raise ValueError(f"strategy={strategy!r} needs min_rate in [0, 1].")
-            if (isinstance(min_rate, bool) or not isinstance(min_rate, numbers.Real)
-                    or not 0 <= min_rate <= 1):
-                raise ValueError(f"min_rate must be a number in [0, 1], got {min_rate!r}.")
-        if strategy == "f_beta":
-            if (isinstance(beta, bool) or not isinstance(beta, numbers.Real)
-                    or not (beta > 0 and np.isfinite(beta))):
-                raise ValueError(f"beta must be a positive number, got {beta!r}.")
-        scores = self.decision_function(pairs)
-        y = validate_pair_labels(y, scores.shape[0])
-        order = np.argsort(-scores, kind="stable")
-        s = scores[order]
+        check_calibration_params(strategy=strategy, min_rate=min_rate,
+                                 beta=beta)
+        distances = self.pair_distance(pairs)
+        y = validate_pair_labels(y, distances.shape[0])
+        order = np.argsort(distances, kind="stable")
+        s = distances[order]
         pos = (y[order] == 1).astype(np.float64)
-        # last index of each run of equal scores (descending order)
+        # last index of each run of equal distances (ascending order)
         last = np.flatnonzero(np.r_[s[1:] != s[:-1], True])
         tp = np.r_[0.0, np.cumsum(pos)[last]]
         fp = np.r_[0.0, np.cumsum(1.0 - pos)[last]]
@@ -431,18 +545,68 @@ class PairsClassifierMixin(ClassifierMixin):
         else:
             rate, other = (tpr, tnr) if strategy == "max_tpr" else (tnr, tpr)
             feasible = other >= min_rate - 1e-12
-            if not np.any(feasible):  # cannot happen: one extreme cut has rate 1
-                raise ValueError(f"No threshold reaches min_rate={min_rate}.")
+            # one extreme cut always has rate 1, so some cut is feasible
             crit = np.where(feasible, rate, -np.inf)
-        # lexicographic: criterion, then accuracy; first (largest threshold) wins
+        # lexicographic: criterion, then accuracy; first (smallest threshold) wins
         best = np.flatnonzero(crit == crit.max())
         k = best[np.argmax(accuracy[best])]
-        cut_scores = s[last]
-        if k == 0:
-            threshold = cut_scores[0] + max(1.0, abs(cut_scores[0]))
-        elif k == cut_scores.size:
-            threshold = cut_scores[-1] - max(1.0, abs(cut_scores[-1]))
+        cuts = s[last]
+        if k == 0:  # nothing similar: below the smallest distance
+            threshold = cuts[0] - max(1.0, abs(cuts[0]))
+        elif k == cuts.size:  # everything similar
+            threshold = cuts[-1] + max(1.0, abs(cuts[-1]))
         else:
-            threshold = (cut_scores[k - 1] + cut_scores[k]) / 2
+            threshold = (cuts[k - 1] + cuts[k]) / 2
         self.threshold_ = float(threshold)
         return self
+
+
+def _renamed_pair_args(pairs, y, pairs_valid, y_valid):
+    """Map metric-learn's ``pairs_valid`` / ``y_valid`` onto ``pairs`` / ``y``."""
+    for old, new, value, current in (("pairs_valid", "pairs", pairs_valid, pairs),
+                                     ("y_valid", "y", y_valid, y)):
+        if value is None:
+            continue
+        if current is not None:
+            raise TypeError(f"calibrate_threshold got both {old} and {new}; "
+                            f"pass only {new}.")
+        warnings.warn(f"calibrate_threshold: {old} is metric-learn's name of "
+                      f"{new}; use {new}=.", FutureWarning, stacklevel=3)
+    pairs = pairs_valid if pairs_valid is not None else pairs
+    y = y_valid if y_valid is not None else y
+    if pairs is None or y is None:
+        raise TypeError("calibrate_threshold needs pairs and y.")
+    return pairs, y
+
+
+def check_calibration_params(strategy="accuracy", min_rate=None, beta=1.0):
+    """Validate the arguments of :meth:`PairsClassifierMixin.calibrate_threshold`.
+
+    Learners call it in ``fit`` on ``calibration_params`` before solving, so
+    that a typo fails at once, not after the solver ran.
+
+    Parameters
+    ----------
+    strategy : str
+    min_rate : float or None
+    beta : float
+
+    Raises
+    ------
+    ValueError
+        Naming the argument.
+    """
+    if strategy not in _CALIBRATION_STRATEGIES:
+        raise ValueError(
+            f"strategy must be one of {_CALIBRATION_STRATEGIES}, got {strategy!r}."
+        )
+    if strategy in ("max_tpr", "max_tnr"):
+        if min_rate is None:
+            raise ValueError(f"strategy={strategy!r} needs min_rate in [0, 1].")
+        if (isinstance(min_rate, bool) or not isinstance(min_rate, numbers.Real)
+                or not 0 <= min_rate <= 1):
+            raise ValueError(f"min_rate must be a number in [0, 1], got {min_rate!r}.")
+    if strategy == "f_beta":
+        if (isinstance(beta, bool) or not isinstance(beta, numbers.Real)
+                or not (beta >= 0 and np.isfinite(beta))):
+            raise ValueError(f"beta must be a number >= 0, got {beta!r}.")

@@ -7,6 +7,7 @@ loop, no O(n^2) memory, and the same ``random_state`` always gives the same
 pairs.
 """
 
+import numbers
 import warnings
 
 import numpy as np
@@ -15,7 +16,8 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ._problems.neighbours import nearest, nearest_in_groups
 
-__all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets", "Constraints"]
+__all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets",
+           "Constraints", "wrap_pairs"]
 
 
 def _decode_combination(k, m):
@@ -232,19 +234,46 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
 
 
 class Constraints:
-    """Weak supervision from labels, in the style of metric-learn's class.
+    """Weak supervision from (partial) labels, as metric-learn's class.
 
     Parameters
     ----------
     partial_labels : array-like of shape (n_samples,)
-        Class labels.
+        Class labels; ``-1`` means "unknown" (as in metric-learn): such
+        points never appear in generated pairs, triplets or chunks.  All
+        indices returned refer to positions in ``partial_labels``.
+
+    Attributes
+    ----------
+    partial_labels : ndarray of shape (n_samples,)
+        The labels as given.
+    known_ : ndarray of int
+        Positions of the points whose label is known.
     """
 
     def __init__(self, partial_labels):
-        self.partial_labels = np.asarray(partial_labels)
+        labels = np.asarray(partial_labels)
+        if labels.ndim != 1:
+            raise ValueError(
+                f"partial_labels must be 1-D, got shape {labels.shape}."
+            )
+        self.partial_labels = labels
+        if labels.dtype.kind in "iuf":
+            self.known_ = np.flatnonzero(labels != -1)
+        else:  # string or object labels: none of them is the number -1
+            self.known_ = np.arange(labels.size)
 
-    def positive_negative_pairs(self, n_constraints, same_length=False, random_state=None):
-        """Same-class and different-class index pairs.
+    def _known_labels(self, what):
+        y = self.partial_labels[self.known_]
+        if y.size == 0:
+            raise ValueError(
+                f"Cannot generate {what}: every label is -1 (unknown)."
+            )
+        return y
+
+    def positive_negative_pairs(self, n_constraints, same_length=False,
+                                random_state=None):
+        """Same-class and different-class index pairs among the known points.
 
         Parameters
         ----------
@@ -258,20 +287,79 @@ class Constraints:
         Returns
         -------
         a, b, c, d : ndarrays of int
-            See :func:`positive_negative_pairs`.
+            See :func:`positive_negative_pairs`; indices into
+            ``partial_labels``.
         """
-        return positive_negative_pairs(
-            self.partial_labels, n_constraints, same_length=same_length,
-            random_state=random_state,
+        a, b, c, d = positive_negative_pairs(
+            self._known_labels("pairs"), n_constraints,
+            same_length=same_length, random_state=random_state,
         )
+        k = self.known_
+        return k[a], k[b], k[c], k[d]
+
+    def chunks(self, n_chunks=100, chunk_size=2, random_state=None):
+        """Chunklets: disjoint groups of ``chunk_size`` same-class points (for RCA).
+
+        Each chunk is drawn from a class picked uniformly among the classes
+        that still have ``chunk_size`` unassigned known points, its members
+        uniformly among those points.
+
+        Parameters
+        ----------
+        n_chunks : int, default=100
+            Number of chunks.
+        chunk_size : int, default=2
+            Points per chunk.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the draw.
+
+        Returns
+        -------
+        chunks : ndarray of shape (n_samples,), int
+            The chunk index (``0 .. n_chunks - 1``) of each point, ``-1`` for
+            points in no chunk (always for unknown labels).
+
+        Raises
+        ------
+        ValueError
+            If the classes cannot supply ``n_chunks`` disjoint chunks.
+        """
+        for name, value in (("n_chunks", n_chunks), ("chunk_size", chunk_size)):
+            if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+                    or value < 1):
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+        y = self._known_labels("chunks")
+        rng = check_random_state(random_state)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        members = [self.known_[y_idx == c] for c in range(classes.size)]
+        capacity = np.array([m.size // chunk_size for m in members])
+        if capacity.sum() < n_chunks:
+            raise ValueError(
+                f"Not enough points for {n_chunks} chunks of {chunk_size} "
+                f"same-class points: the classes allow at most "
+                f"{int(capacity.sum())}. Lower n_chunks or chunk_size."
+            )
+        members = [rng.permutation(m) for m in members]
+        used = np.zeros(classes.size, dtype=np.int64)
+        out = np.full(self.partial_labels.shape[0], -1, dtype=np.int64)
+        for chunk in range(n_chunks):
+            c = rng.choice(np.flatnonzero(used < capacity))
+            start = used[c] * chunk_size
+            out[members[c][start:start + chunk_size]] = chunk
+            used[c] += 1
+        return out
 
     def generate_knntriplets(self, X, k_genuine, k_impostor):
-        """Nearest-neighbour triplets, see :func:`knn_triplets`.
+        """Nearest-neighbour triplets among the known points, see :func:`knn_triplets`.
+
+        A class too small for ``k_genuine`` same-class neighbours, or with
+        fewer than ``k_impostor`` points of other classes, gets as many as
+        it has, with a warning (as in metric-learn).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Points.
+            Points (all of them, unknown labels included).
         k_genuine : int
             Same-class neighbours per point.
         k_impostor : int
@@ -280,5 +368,57 @@ class Constraints:
         Returns
         -------
         triplets : ndarray of shape (n_triplets, 3), int
+            Indices into ``X``.
         """
-        return knn_triplets(X, self.partial_labels, k_genuine, k_impostor)
+        X = np.asarray(X)
+        if X.shape[0] != self.partial_labels.shape[0]:
+            raise ValueError(
+                f"X has {X.shape[0]} samples but partial_labels has "
+                f"{self.partial_labels.shape[0]}."
+            )
+        y = self._known_labels("triplets")
+        classes, counts = np.unique(y, return_counts=True)
+        for c, n_c in zip(classes, counts):
+            if n_c - 1 < k_genuine:
+                warnings.warn(
+                    f"Class {c!r} has {n_c} points: too few for k_genuine="
+                    f"{k_genuine} same-class neighbours; using {n_c - 1}.",
+                    UserWarning, stacklevel=2)
+            if y.size - n_c < k_impostor:
+                warnings.warn(
+                    f"Class {c!r} has {y.size - n_c} points of other classes: "
+                    f"too few for k_impostor={k_impostor}; using "
+                    f"{y.size - n_c}.", UserWarning, stacklevel=2)
+        triplets = knn_triplets(X[self.known_], y, k_genuine, k_impostor)
+        return self.known_[triplets]
+
+
+def wrap_pairs(X, constraints):
+    """Pairs of points and their labels from ``(a, b, c, d)`` index constraints.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Points.
+    constraints : tuple of 4 arrays of int
+        ``(a, b, c, d)`` as returned by
+        :meth:`Constraints.positive_negative_pairs`: ``(a, b)`` similar,
+        ``(c, d)`` dissimilar pairs.
+
+    Returns
+    -------
+    pairs : ndarray of shape (n_pairs, 2, n_features)
+        The similar pairs, then the dissimilar ones.
+    y : ndarray of shape (n_pairs,)
+        +1 for similar, -1 for dissimilar pairs.
+    """
+    X = np.asarray(X)
+    try:
+        a, b, c, d = (np.asarray(v, dtype=np.intp) for v in constraints)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "constraints must be four index arrays (a, b, c, d)."
+        ) from None
+    pairs_idx = np.vstack((np.column_stack((a, b)), np.column_stack((c, d))))
+    y = np.concatenate((np.ones(a.size, np.int64), -np.ones(c.size, np.int64)))
+    return X[pairs_idx], y

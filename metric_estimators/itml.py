@@ -1,5 +1,7 @@
-"""Information Theoretic Metric Learning (Davis, Kulis, Jain, Sra & Dhillon,
-"Information-theoretic metric learning", ICML 2007).
+"""Information Theoretic Metric Learning: ITML and ITML_Supervised.
+
+Davis, Kulis, Jain, Sra & Dhillon, "Information-theoretic metric learning",
+ICML 2007.
 
 The problem
 -----------
@@ -13,10 +15,13 @@ ITML solves, over positive definite ``A`` and slacks ``xi > 0``::
 
 where ``d_A(x, x')^2 = (x - x')^T A (x - x')`` is the *squared* learned
 distance, ``D_ld(A, A0) = tr(A A0^-1) - log det(A A0^-1) - d`` and
-``D_ld(x, y) = x / y - log(x / y) - 1``.  It is solved by cyclic Bregman
-projections with Hildreth's correction (the engine in
-:mod:`metric_estimators.solvers.bregman`, shared with Project-and-Forget),
-with the exact projection step ``gamma / (gamma + 1) * (1/p - 1/xi)``.
+``D_ld(x, y) = x / y - log(x / y) - 1``.  It is solved by Bregman projections
+with Hildreth's correction and the exact projection step
+``gamma / (gamma + 1) * (1/p - 1/xi)``, by the Project-and-Forget driver
+that ProjectAndForget, MetricNearness and CorrelationClustering also use
+(:func:`metric_estimators.solvers.bregman.logdet_bregman`: the driver with an
+oracle over the fixed list of pairs).  The prior, the bounds and the rule for
+pairs of identical points are those of :mod:`metric_estimators._problems.logdet`.
 
 Differences from metric-learn 0.7.0 (same class names and parameters)
 ----------------------------------------------------------------------
@@ -24,30 +29,35 @@ Differences from metric-learn 0.7.0 (same class names and parameters)
   distances between distinct points, i.e. in the same units as the squared
   distances the constraints bound.  (metric-learn takes percentiles of
   unsquared distances and compares them with squared ones.)
-* Each sweep visits the constraints in a fresh random order (from
-  ``random_state``), and constraints with a zero dual are swept only when a
-  periodic scan finds them violated (active set).  Both leave the fixed point
-  unchanged; reshuffling turns the slow, sublinear convergence of a fixed
-  order into fast linear convergence on label-generated constraints.
-* ``tol`` applies to ``max(sum |d lambda| / sum lambda, max relative
-  violation)`` after a sweep (plus a scan of all constraints): the run stops
-  at an approximate KKT point, not after a fixed budget.
+* Every iteration checks all constraints (one matrix product), adds the
+  violated ones to an active set, sweeps the active set once in a fresh
+  random order (from ``random_state``) and forgets the constraints whose
+  dual is zero.  Both leave the fixed point unchanged; reshuffling turns the
+  slow, sublinear convergence of a fixed order into fast linear convergence
+  on label-generated constraints.
+* The run stops when no constraint is violated by more than ``tol``
+  (relative to its slack target) and the last sweep's measure
+  ``max(sum |d lambda| / sum lambda, max relative violation)`` is at most
+  ``tol``: an approximate KKT point, not a fixed budget.
 """
 
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.spatial.distance import pdist
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.datasets import make_spd_matrix
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
+from ._problems.logdet import (
+    check_bounds,
+    default_bounds,
+    dissimilar_identical_mask,
+    prior_matrix,
+)
+from ._reporting import FitReport, convergence_warning
 from ._validation import (
-    check_pd_matrix,
     power_of_two_scale,
     validate_pair_labels,
     validate_pairs,
@@ -55,74 +65,9 @@ from ._validation import (
 )
 from .base import MahalanobisMixin, PairsClassifierMixin, components_from_matrix
 from .constraints import pairs_from_labels
-from .solvers.bregman import logdet_bregman
+from .solvers.bregman import TABLE_COLUMNS, logdet_bregman
 
 __all__ = ["ITML", "ITML_Supervised"]
-
-# At most this many points are used to estimate the default bounds (all
-# pairwise distances among them are computed).
-_MAX_BOUND_POINTS = 1000
-
-
-def _prior_matrix(prior, points, n_features, rng):
-    """The prior ``A0`` (positive definite) for ``prior`` and the data."""
-    if isinstance(prior, str):
-        if prior == "identity":
-            return np.eye(n_features)
-        if prior == "random":
-            return make_spd_matrix(n_features, random_state=rng)
-        # covariance
-        if points.shape[0] < 2:
-            raise ValueError(
-                "prior='covariance' needs at least 2 distinct points."
-            )
-        C = np.atleast_2d(np.cov(points, rowvar=False))
-        try:
-            C = check_pd_matrix(C, "the covariance of the data")
-        except ValueError as exc:
-            raise ValueError(
-                f"prior='covariance' needs an invertible covariance: {exc} "
-                "Use prior='identity', or reduce the dimension first."
-            ) from None
-        return np.linalg.inv(C)
-    return check_pd_matrix(prior, "prior", size=n_features)
-
-
-def _default_bounds(points, A0, rng):
-    """5th / 95th percentiles of squared prior distances of distinct points."""
-    if points.shape[0] > _MAX_BOUND_POINTS:
-        keep = rng.choice(points.shape[0], _MAX_BOUND_POINTS, replace=False)
-        points = points[np.sort(keep)]
-    Z = points @ components_from_matrix(A0, name="prior").T
-    D = pdist(Z, "sqeuclidean")
-    D = D[D > 0]
-    if D.size == 0:
-        raise ValueError(
-            "Cannot set default bounds: all points are identical. Pass bounds "
-            "explicitly."
-        )
-    low, high = np.percentile(D, [5, 95])
-    return float(low), float(high)
-
-
-def _check_bounds(bounds):
-    arr = np.asarray(bounds)
-    if arr.dtype.kind not in "iuf" or arr.shape != (2,):
-        raise ValueError(
-            f"bounds must be two numbers (low, high), got {bounds!r}."
-        )
-    low, high = (float(b) for b in arr)
-    if not (np.isfinite(low) and np.isfinite(high)):
-        raise ValueError(f"bounds must be finite, got {bounds!r}.")
-    if low <= 0:
-        raise ValueError(
-            f"bounds must be positive squared distances, got low={low}."
-        )
-    if low > high:
-        raise ValueError(
-            f"bounds must satisfy low <= high, got low={low} > high={high}."
-        )
-    return low, high
 
 
 class _BaseITML(MahalanobisMixin, BaseEstimator):
@@ -148,17 +93,14 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
         self.preprocessor = preprocessor
         self.random_state = random_state
 
-    def _print(self, line):
-        print(f"[{type(self).__name__}] {line}", flush=True)
-
-    def _solve(self, V, delta, points, bounds, rng):
+    def _solve(self, V, delta, points, bounds, rng, report):
         """Run the Bregman solver and set the fitted attributes."""
         n_features = V.shape[1]
-        A0 = _prior_matrix(self.prior, points, n_features, rng)
+        A0 = prior_matrix(self.prior, points, n_features, rng)
         if bounds is None:
-            low, high = _default_bounds(points, A0, rng)
+            low, high = default_bounds(points, A0, rng)
         else:
-            low, high = _check_bounds(bounds)
+            low, high = check_bounds(bounds)
         xi0 = np.where(delta > 0, low, high).astype(np.float64)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         # Data of extreme scale (e.g. 1e150 or 1e-150): dividing the pair
@@ -170,31 +112,20 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
             V = V / s
             xi0 = xi0 / s / s
 
-        callback = None
-        if self.verbose:
-            header = (f"{'Iteration':>10} {'Convergence':>12} {'Active':>8} "
-                      f"{'Objective':>14} {'Time(s)':>9}")
-            self._print(header)
-            self._print("-" * len(header))
-
-            def callback(it, measure, n_active, obj, elapsed):
-                self._print(f"{it:>10d} {measure:>12.3e} {n_active:>8d} "
-                            f"{obj:>14.6e} {elapsed:>9.3f}")
-
+        report.phase(f"{V.shape[0]} pair constraints, bounds ({low:.4g}, "
+                     f"{high:.4g})")
         result = logdet_bregman(
             A0, V, delta.astype(np.float64), xi0, float(self.gamma),
             tol=self.tol, max_iter=self.max_iter, random_state=seed,
-            track_objective=True, callback=callback,
+            report=report,
         )
-        if not result.converged:
-            warnings.warn(
-                f"[{type(self).__name__}] did not converge in max_iter="
-                f"{self.max_iter} sweeps (last convergence measure "
-                f"{result.history[-1]:.3g} > tol={self.tol}).",
-                ConvergenceWarning,
-            )
-        elif self.verbose:
-            self._print(f"converged after {result.n_iter} sweeps.")
+        if result.converged:
+            report.finish(f"converged after {result.n_iter} iterations")
+        else:
+            report.finish(f"stopped after {result.n_iter} iterations")
+            convergence_warning(self, max_iter=self.max_iter, tol=self.tol,
+                                history=result.history["objective"],
+                                detail=result.detail(), stacklevel=5)
         M = result.matrix
         if not np.all(np.isfinite(M)):  # defensive: never store a NaN metric
             raise FloatingPointError(
@@ -205,9 +136,11 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
         self.components_ = components_from_matrix(M, name="the learned matrix")
         self.bounds_ = np.array([low, high])
         self.n_iter_ = int(result.n_iter)
-        self.convergence_curve_ = result.history
-        self.loss_curve_ = result.objective
-        self.n_active_curve_ = result.n_active
+        self.convergence_curve_ = np.asarray(result.history["residual"])
+        self.loss_curve_ = np.asarray(result.history["objective"])
+        self.n_active_curve_ = np.asarray(result.history["n_active"],
+                                          dtype=np.int64)
+        self.history_ = result.history
         self.duals_ = result.duals / s / s
         self.slack_ = result.slack * s * s
         return self
@@ -229,19 +162,20 @@ class ITML(PairsClassifierMixin, _BaseITML):
         strictly; ``np.inf`` makes them hard constraints (which may then be
         infeasible).
     max_iter : int, default=1000
-        Maximum number of sweeps over the (active) constraints.
+        Maximum number of iterations (each: a check of every constraint and
+        one sweep over the active ones).
     tol : float, default=1e-3
-        Stop when a sweep changes the duals by less than ``tol`` relative
-        (L1) and no constraint is violated by more than ``tol`` relative to
-        its slack target.
+        Stop when a sweep changes the duals by at most ``tol`` relative (L1)
+        and no constraint is violated by more than ``tol`` relative to its
+        slack target.
     prior : {'identity', 'covariance', 'random'} or array of shape \
             (n_features, n_features), default='identity'
         The prior ``A0``: the identity, the inverse covariance of the points,
         a random SPD matrix (``sklearn.datasets.make_spd_matrix`` with
         ``random_state``), or a positive definite matrix.
     verbose : bool or int, default=False
-        Print a table (sweep, convergence measure, active constraints,
-        objective, time) while fitting.
+        Print a table (iteration, objective, largest violation, sweep
+        measure, active constraints, added, sweeps, time) while fitting.
     preprocessor : array-like of shape (n_samples, n_features), callable or None
         If given, ``pairs`` may be ``(n_pairs, 2)`` indices into it (array),
         or indices it maps to points (callable).
@@ -255,15 +189,20 @@ class ITML(PairsClassifierMixin, _BaseITML):
     bounds_ : ndarray of shape (2,)
         ``(low, high)`` bounds on squared distances used.
     n_iter_ : int
-        Number of sweeps run.
+        Number of iterations run.
     convergence_curve_ : ndarray of shape (n_iter,)
-        Convergence measure after each sweep.
+        The sweep's convergence measure in each iteration.
     loss_curve_ : ndarray of shape (n_iter,)
         Objective (LogDet divergence + gamma * slack divergence) after each
-        sweep; the iterates are not feasible until convergence, so it need
+        iteration; the iterates are not feasible until convergence, so it need
         not decrease monotonically.
     n_active_curve_ : ndarray of shape (n_iter,)
-        Constraints swept in each sweep.
+        Constraints remembered (positive dual) after each iteration.
+    history_ : dict of lists
+        Per iteration, the driver's record (``objective``,
+        ``max_violation``, ``residual``, ``n_active``, ``n_added``,
+        ``n_forgotten``, ``passes``, ``time``); see
+        :class:`metric_estimators.solvers.bregman.BregmanResult`.
     duals_ : ndarray of shape (n_pairs,)
         Dual variable of each pair constraint (0 for constraints that are
         inactive at the solution).
@@ -312,6 +251,7 @@ class ITML(PairsClassifierMixin, _BaseITML):
         -------
         self
         """
+        report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         pts = validate_pairs(pairs, self.preprocessor)
         y = validate_pair_labels(y, pts.shape[0])
         if calibration_params is not None and not isinstance(calibration_params, dict):
@@ -320,9 +260,9 @@ class ITML(PairsClassifierMixin, _BaseITML):
             )
         n_features = pts.shape[2]
         V = pts[:, 0] - pts[:, 1]
-        same = ~np.any(V != 0, axis=1)
-        if np.any(same & (y == -1)):
-            bad = np.flatnonzero(same & (y == -1))
+        bad = dissimilar_identical_mask(V, y)
+        if np.any(bad):
+            bad = np.flatnonzero(bad)
             raise ValueError(
                 f"{bad.size} dissimilar pair(s) (y=-1) join identical points "
                 f"(first at index {bad[0]}); no metric can separate them."
@@ -332,7 +272,7 @@ class ITML(PairsClassifierMixin, _BaseITML):
         points = np.unique(pts.reshape(-1, n_features), axis=0)
         rng = check_random_state(self.random_state)
         self.n_features_in_ = n_features
-        self._solve(V, y, points, bounds, rng)
+        self._solve(V, y, points, bounds, rng, report)
         self.classes_ = np.array([-1, 1])
         self.calibrate_threshold(pairs, y, **(calibration_params or {}))
         return self
@@ -359,7 +299,7 @@ class ITML_Supervised(_BaseITML):
     Attributes
     ----------
     components_, bounds_, n_iter_, convergence_curve_, loss_curve_, \
-    n_active_curve_, duals_, slack_, prior_, n_features_in_
+    n_active_curve_, history_, duals_, slack_, prior_, n_features_in_
         As in :class:`ITML` (``duals_`` and ``slack_`` per drawn pair).
     pairs_ : ndarray of shape (n_pairs, 2)
         The drawn index pairs into ``X``.
@@ -403,6 +343,7 @@ class ITML_Supervised(_BaseITML):
         -------
         self
         """
+        report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         X, y = validate_points(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -417,8 +358,7 @@ class ITML_Supervised(_BaseITML):
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
         V = X[pairs[:, 0]] - X[pairs[:, 1]]
-        same = ~np.any(V != 0, axis=1)
-        bad = same & (labels == -1)
+        bad = dissimilar_identical_mask(V, labels)
         if np.any(bad):
             warnings.warn(
                 f"{int(bad.sum())} different-class pair(s) join identical "
@@ -426,7 +366,7 @@ class ITML_Supervised(_BaseITML):
             )
             keep = ~bad
             pairs, labels, V = pairs[keep], labels[keep], V[keep]
-        self._solve(V, labels, X, bounds, rng)
+        self._solve(V, labels, X, bounds, rng, report)
         self.pairs_ = pairs
         self.pair_labels_ = labels
         return self

@@ -16,14 +16,13 @@ Relevance of a retrieved training point ``j`` for a query ``q`` (``relevance``):
   non-negative ``(n_queries, n_train)`` relevance matrix.
 """
 
-import numbers
-
 import numpy as np
 from scipy.stats import kendalltau
 from sklearn.metrics import mean_absolute_error, ndcg_score
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 
+from ._validation import check_int
 from .base import check_array_2d
 
 __all__ = [
@@ -48,13 +47,10 @@ def _check_labels(y, n, name):
 
 
 def _check_k(k, name, n_train):
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {k!r}.")
-    if k < 1:
-        raise ValueError(f"{name} must be >= 1, got {k}.")
+    k = check_int(k, name, 1)
     if k > n_train:
         raise ValueError(f"{name}={k} exceeds the {n_train} training points.")
-    return int(k)
+    return k
 
 
 def _validate(Z_train, y_train, Z_query, k, k_name):
@@ -295,10 +291,7 @@ def make_ordinal(
         (n_noise, "n_noise", 0),
         (n_levels, "n_levels", 2),
     ):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise TypeError(f"{name} must be an integer, got {value!r}.")
-        if value < low:
-            raise ValueError(f"{name} must be >= {low}, got {value}.")
+        check_int(value, name, low)
     rng = check_random_state(random_state)
     Xi = rng.standard_normal((n_samples, n_informative))
     w = rng.standard_normal(n_informative)

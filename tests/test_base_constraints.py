@@ -68,6 +68,26 @@ def test_initialize_components_variants():
     assert initialize_components("pca", X, y, 3, 0).shape == (3, 5)
     assert initialize_components("lda", X, y, 2, 0).shape == (2, 5)
     assert initialize_components("auto", X, y, 2, 0).shape == (2, 5)
+    np.testing.assert_array_equal(initialize_components("identity", X, y, None, 0), np.eye(5))
+    # pca: an orthonormal basis of the top-3 principal subspace
+    pca = initialize_components("pca", X, y, 3, 0)
+    np.testing.assert_allclose(pca @ pca.T, np.eye(3), atol=1e-12)
+    top = np.linalg.eigh(np.cov(X, rowvar=False))[1][:, -3:]
+    np.testing.assert_allclose(pca.T @ pca, top @ top.T, atol=1e-10)
+    # lda: spans the top-2 generalised eigenvectors of (between, within) scatter
+    from scipy.linalg import eigh
+    means = np.array([X[y == c].mean(0) for c in range(3)])
+    Sw = sum((X[y == c] - means[c]).T @ (X[y == c] - means[c]) for c in range(3))
+    Sb = 10 * (means - X.mean(0)).T @ (means - X.mean(0))
+    V2 = eigh(Sb, Sw)[1][:, -2:]
+    lda = initialize_components("lda", X, y, 2, 0)
+    coef = np.linalg.lstsq(V2, lda.T, rcond=None)[0]
+    np.testing.assert_allclose(V2 @ coef, lda.T, atol=1e-10 * np.abs(lda).max())
+    # auto: lda when n_components <= n_classes - 1, else pca, else identity
+    np.testing.assert_array_equal(initialize_components("auto", X, y, 2, 0), lda)
+    np.testing.assert_array_equal(initialize_components("auto", X, y, 4, 0),
+                                  initialize_components("pca", X, y, 4, 0))
+    np.testing.assert_array_equal(initialize_components("auto", X, y, None, 0), np.eye(5))
     np.testing.assert_array_equal(
         initialize_components("random", X, y, 4, 7), initialize_components("random", X, y, 4, 7)
     )

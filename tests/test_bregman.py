@@ -1,4 +1,4 @@
-"""The Bregman projection engine: kernels vs a numpy loop, fixed point vs cvxpy.
+"""The Bregman driver on LogDet: kernels vs a numpy loop, fixed point vs cvxpy.
 
 The problem that ITML's Bregman iteration solves (Davis et al., ICML 2007,
 with the exact projection step)::
@@ -13,6 +13,8 @@ gamma / xi_c = gamma / xi0_c - lambda_c delta_c;
 lambda_c (v_c^T A v_c - xi_c) = 0.
 """
 
+import io
+
 import numpy as np
 import pytest
 
@@ -22,11 +24,14 @@ from metric_estimators._kernels.bregman import (
     logdet_violations,
     sym_matvec,
 )
+from metric_estimators._reporting import FitReport
+from metric_estimators.solvers.active_sets import LogDetPairConstraints
 from metric_estimators.solvers.bregman import (
-    LogDetProblem,
-    cyclic_bregman,
+    TABLE_COLUMNS,
+    bregman_project_forget,
     logdet_bregman,
 )
+from metric_estimators.solvers.oracles import FixedListOracle
 
 
 # ---------------------------------------------------------------- references
@@ -146,13 +151,27 @@ def test_kernel_empty_index_and_zero_vectors():
 def test_violations_kernel_matches_blas_check():
     rng = np.random.default_rng(3)
     A0, V, delta, xi0 = random_problem(rng, 6, 30)
-    prob = LogDetProblem(A0, V, delta, xi0, 1.0)
-    prob.sweep(np.arange(30))
+    act = LogDetPairConstraints(A0, 1.0, random_state=0)
+    assert act.add(np.arange(30), V, delta, xi0) == 30
+    act.project()
     idx = np.arange(0, 30, 2)
-    np.testing.assert_allclose(prob.check(idx), prob.check_kernel(idx), rtol=1e-10, atol=1e-12)
     out = np.empty(idx.size)
-    logdet_violations(prob.A, prob.V, prob.delta, prob.xi, idx.astype(np.int64), out)
-    np.testing.assert_allclose(out, prob.check(idx), rtol=1e-10, atol=1e-12)
+    logdet_violations(act.A, act.V, act.delta, act.xi, idx.astype(np.int64), out)
+    np.testing.assert_allclose(out, act.violations()[idx], rtol=1e-10, atol=1e-12)
+    p = np.einsum("ij,jk,ik->i", V, act.A, V)
+    np.testing.assert_allclose(act.violations(), delta * (p - act.xi) / act.xi,
+                               rtol=1e-10, atol=1e-12)
+    # the fixed-list oracle: the listed pairs outside the active set against
+    # xi0, the remembered ones against their slack
+    act.forget()
+    oracle = FixedListOracle(V, delta, xi0)
+    key, Vn, dn, xn, maxv = oracle(act.A, 0.0, act)
+    outside = np.setdiff1d(np.arange(30), act.key)
+    viol0 = delta * (p - xi0) / xi0
+    np.testing.assert_array_equal(key, outside[viol0[outside] > 0])
+    np.testing.assert_array_equal(Vn, V[key])
+    assert maxv == pytest.approx(max(0.0, viol0[outside].max(),
+                                     act.violations().max()), rel=1e-10)
 
 
 # ------------------------------------------------------------ fixed point
@@ -258,27 +277,38 @@ def test_active_set_gives_same_fixed_point(shuffle):
     full = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-11, max_iter=100000,
                           active_set=False, shuffle=shuffle, random_state=0)
     act = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-11, max_iter=100000,
-                         active_set=True, check_every=3, shuffle=shuffle,
+                         active_set=True, max_passes=3, shuffle=shuffle,
                          random_state=0)
     assert full.converged and act.converged
     assert np.abs(full.matrix - act.matrix).max() / np.abs(full.matrix).max() < 1e-8
     np.testing.assert_allclose(full.duals, act.duals, atol=1e-8 * full.duals.max())
-    # the active set really skipped work
-    assert act.n_active.min() < V.shape[0]
+    # plain cyclic projections swept everything; the active set skipped work
+    assert min(full.history["n_active"]) == V.shape[0]
+    assert min(act.history["n_active"]) < V.shape[0]
 
 
 def test_result_bookkeeping_and_max_iter():
     rng = np.random.default_rng(2)
     A0, V, delta, xi0 = random_problem(rng, 4, 40)
-    res = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-12, max_iter=3,
-                         track_objective=True)
+    res = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-12, max_iter=3)
     assert not res.converged
-    assert res.n_iter == 3 and res.history.shape == (3,) and res.objective.shape == (3,)
-    assert res.n_active[0] == 40 and res.n_projections == res.n_active.sum()
-    calls = []
-    logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-3, max_iter=50,
-                   callback=lambda *a: calls.append(a))
-    assert len(calls) >= 1 and calls[0][0] == 1
+    assert res.n_iter == 3 and res.n_passes == 3
+    for values in res.history.values():
+        assert len(values) == 3
+    h = res.history
+    # the first check adds every constraint violated at A0
+    p = np.einsum("ij,jk,ik->i", V, A0, V)
+    assert h["n_added"][0] == np.count_nonzero(delta * (p - xi0) > 0)
+    n_swept = [a + f for a, f in zip(h["n_active"], h["n_forgotten"])]
+    assert res.n_projections == sum(n_swept) + sum(h["n_added"])
+    assert res.objective == h["objective"][-1]
+    stream = io.StringIO()
+    report = FitReport("T", TABLE_COLUMNS, verbose=2, stream=stream)
+    res = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-3, max_iter=50,
+                         report=report)
+    rows = stream.getvalue().splitlines()
+    assert "Iteration" in rows[0] and "Residual" in rows[0]
+    assert len(rows) == 2 + res.n_iter and rows[2].split()[1] == "1"
 
 
 def test_reproducible_with_random_state():
@@ -287,6 +317,42 @@ def test_reproducible_with_random_state():
     r1 = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-4, random_state=3)
     r2 = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-4, random_state=3)
     assert np.array_equal(r1.matrix, r2.matrix) and r1.n_iter == r2.n_iter
+
+
+class HalfspaceConstraints:
+    """A minimal active set: half-spaces ``a_c^T x <= b_c`` under squared L2."""
+
+    def __init__(self, x, Acon, b):
+        self.x, self.Acon, self.b = x, Acon, b
+        self.key = np.empty(0, np.int64)
+        self.z = np.empty(0)
+
+    point = property(lambda self: self.x)
+    nnz = property(lambda self: self.key.size)
+
+    def __len__(self):
+        return self.key.size
+
+    def add(self, key):
+        self.key = np.concatenate((self.key, key))
+        self.z = np.concatenate((self.z, np.zeros(key.size)))
+        return key.size
+
+    def project(self, start=0):
+        resid = 0.0
+        for k in range(start, self.key.size):
+            a, bc = self.Acon[self.key[k]], self.b[self.key[k]]
+            r = bc - a @ self.x
+            # complementary slackness: violated, or slack with a positive dual
+            resid = max(resid, -r, r if self.z[k] > 0 else 0.0)
+            step, self.z[k] = hildreth_correction(self.z[k], r / (a @ a))
+            self.x += step * a
+        return resid
+
+    def forget(self):
+        keep = self.z > 0
+        self.key, self.z = self.key[keep], self.z[keep]
+        return int(keep.size - keep.sum())
 
 
 def test_generic_driver_with_l2_divergence():
@@ -298,24 +364,19 @@ def test_generic_driver_with_l2_divergence():
     b = rng.standard_normal(m)
     x0 = rng.standard_normal(n) * 3
     x = x0.copy()
+    active = HalfspaceConstraints(x, Acon, b)
+
+    def oracle(x, threshold, active):
+        viol = Acon @ x - b
+        new = np.setdiff1d(np.flatnonzero(viol > threshold), active.key)
+        return new, max(viol.max(), 0.0)
+
+    res = bregman_project_forget(
+        active, oracle, objective=lambda x: 0.5 * np.sum((x - x0) ** 2),
+        tol=1e-12, max_iter=100000, max_passes=5)
+    assert res.converged and res.point is x
     z = np.zeros(m)
-    norms = np.einsum("ij,ij->i", Acon, Acon)
-
-    def sweep(idx):
-        change = viol = 0.0
-        for c in idx:
-            r = b[c] - Acon[c] @ x
-            viol = max(viol, -r / max(abs(b[c]), 1.0))
-            step, z[c] = hildreth_correction(z[c], r / norms[c])
-            x[:] += step * Acon[c]
-            change += abs(step)
-        return change, viol
-
-    def check(idx):
-        return (Acon[idx] @ x - b[idx]) / np.maximum(np.abs(b[idx]), 1.0)
-
-    res = cyclic_bregman(sweep, check, z, tol=1e-12, max_iter=100000, random_state=0)
-    assert res.converged
+    z[active.key] = active.z
     xv = cp.Variable(n)
     cp.Problem(cp.Minimize(cp.sum_squares(xv - x0)), [Acon @ xv <= b]).solve(solver="CLARABEL")
     np.testing.assert_allclose(x, xv.value, atol=1e-6)

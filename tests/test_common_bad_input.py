@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _data import symmetric_dissimilarity
+from conftest import BY_NAME, learners, symmetric_dissimilarity
 from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 
@@ -19,23 +19,20 @@ from metric_estimators import (
     LODML,
     OMDML,
     CorrelationClustering,
-    ITML_Supervised,
     MetricNearness,
-    ProjectAndForget,
 )
 from metric_estimators.ranking import make_ordinal
 
-# learners fitted on (X, y); small budgets keep the module fast
-XY_LEARNERS = {
-    "LMNN": lambda **kw: LMNN(**{"max_iter": 20, **kw}),
-    "LMNN-subgradient": lambda **kw: LMNN(**{"solver": "subgradient", "max_iter": 20, **kw}),
-    "ITML_Supervised": lambda **kw: ITML_Supervised(**{"max_iter": 20, **kw}),
-    "OMDML": lambda **kw: OMDML(**kw),
-    "LODML": lambda **kw: LODML(**{"max_iter": 20, **kw}),
-    "ProjectAndForget": lambda **kw: ProjectAndForget(**{"max_iter": 10, **kw}),
-}
-WITH_N_COMPONENTS = ["LMNN", "OMDML", "LODML"]
-WITH_PRIOR = ["ITML_Supervised", "ProjectAndForget"]
+# every learner fitted on (X, y), from the registry (tests/conftest.py):
+# name -> factory(**overrides)
+XY_LEARNERS = {entry.name: entry.make for entry in learners("supervised")}
+XY = list(XY_LEARNERS)
+WITH_N_COMPONENTS = [e.name for e in learners("supervised")
+                     if e.has_param("n_components")]
+WITH_PRIOR = [e.name for e in learners("supervised") if e.has_param("prior")]
+# learners fitted on labelled pairs
+PAIRS = [e.name for e in learners("pairs")]
+PAIRS_WITH_PRIOR = [e.name for e in learners("pairs") if e.has_param("prior")]
 
 
 def _data(n=30, d=3, seed=0):
@@ -77,7 +74,7 @@ BAD_X = {
 
 
 @pytest.mark.parametrize("case", list(BAD_X))
-@pytest.mark.parametrize("name", list(XY_LEARNERS))
+@pytest.mark.parametrize("name", XY)
 def test_bad_X(name, case):
     X, exc, match = BAD_X[case]
     y = Y0[: len(X)] if len(X) else np.empty(0)
@@ -85,7 +82,7 @@ def test_bad_X(name, case):
         XY_LEARNERS[name]().fit(X, y)
 
 
-@pytest.mark.parametrize("name", list(XY_LEARNERS))
+@pytest.mark.parametrize("name", XY)
 def test_bad_y(name):
     est = XY_LEARNERS[name]()
     with pytest.raises(ValueError, match=r"X and y have inconsistent numbers of samples"):
@@ -99,13 +96,13 @@ def test_bad_y(name):
         est.fit(X0, np.zeros(30))
 
 
-@pytest.mark.parametrize("name", list(XY_LEARNERS))
+@pytest.mark.parametrize("name", XY)
 def test_one_sample(name):
     with pytest.raises(ValueError, match=r"1 sample|at least 2 (samples|classes)"):
         XY_LEARNERS[name]().fit(X0[:1], Y0[:1])
 
 
-@pytest.mark.parametrize("name", list(XY_LEARNERS))
+@pytest.mark.parametrize("name", XY)
 def test_small_class_gives_a_valid_metric(name):
     """A class with fewer than n_neighbors + 1 points (here 2 points, and one
     singleton class) is handled: a finite metric, never an error or a NaN."""
@@ -134,14 +131,14 @@ BAD_PARAMS = [
 
 
 @pytest.mark.parametrize("param, value", BAD_PARAMS)
-@pytest.mark.parametrize("name", list(XY_LEARNERS))
+@pytest.mark.parametrize("name", XY)
 def test_bad_iteration_parameters(name, param, value):
     est = XY_LEARNERS[name]().set_params(**{param: value})
     with pytest.raises(ValueError, match=f"'{param}' parameter"):
         est.fit(X0, Y0)
 
 
-@pytest.mark.parametrize("name", list(XY_LEARNERS))
+@pytest.mark.parametrize("name", XY)
 def test_zero_tolerance_is_rejected_or_respects_max_iter(name):
     """tol=0 is either rejected (naming tol) or runs exactly to max_iter."""
     est = XY_LEARNERS[name](tol=0.0)
@@ -192,8 +189,8 @@ BAD_PRIORS = [
     (-np.eye(3), "prior must be positive definite"),
     (np.diag([1.0, 0.0, 1.0]), "prior must be positive definite"),
     (np.eye(3) + np.triu(np.ones((3, 3)), 1), "prior must be symmetric"),
-    (np.ones(3), "prior must be a 2-D"),
-    (np.ones((3, 3, 1)), "prior must be a 2-D"),
+    (np.ones(3), r"prior must have shape \(3, 3\), got \(3,\)"),
+    (np.ones((3, 3, 1)), r"prior must have shape \(3, 3\), got \(3, 3, 1\)"),
     (np.full((3, 3), np.nan), "prior contains NaN"),
     (np.eye(3) + 0j, "prior must be a real"),
     ("foo", "'prior' parameter"),
@@ -208,10 +205,11 @@ def test_bad_prior(name, prior, match):
 
 
 @pytest.mark.parametrize("prior, match", BAD_PRIORS)
-def test_itml_pairs_bad_prior(prior, match):
+@pytest.mark.parametrize("name", PAIRS_WITH_PRIOR)
+def test_pairs_learner_bad_prior(name, prior, match):
     pairs, y = _pairs()
     with pytest.raises((ValueError, TypeError), match=match):
-        ITML(prior=prior).fit(pairs, y)
+        BY_NAME[name].make(prior=prior).fit(pairs, y)
 
 
 @pytest.mark.parametrize("bounds, match", [
@@ -229,48 +227,31 @@ def test_bad_bounds(name, bounds, match):
 
 # -- max_iter is respected ----------------------------------------------------
 
-def _all_estimators_max_iter_1():
-    X, y = _data(40)
-    pairs, yp = _pairs()
-    rng = np.random.RandomState(1)
-    D = np.abs(rng.randn(25, 25))
-    D = (D + D.T) / 2
-    np.fill_diagonal(D, 0)
-    A = np.sign(rng.randn(25, 25))
-    A = np.triu(A, 1)
-    A = A + A.T
-    yo = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
-    return [
-        ("LMNN", LMNN(max_iter=1, tol=1e-12), (X, y)),
-        ("LMNN-sg", LMNN(solver="subgradient", max_iter=1, tol=1e-12), (X, y)),
-        ("ITML", ITML(max_iter=1, tol=1e-12), (pairs, yp)),
-        ("ITML_Supervised", ITML_Supervised(max_iter=1, tol=1e-12), (X, y)),
-        ("OMDML", OMDML(solver="lbfgs", max_iter=1, tol=1e-14), (X, yo)),
-        ("LODML", LODML(max_iter=1, tol=1e-14), (X, yo)),
-        ("ProjectAndForget", ProjectAndForget(max_iter=1, tol=1e-12), (X, y)),
-        ("MetricNearness", MetricNearness(max_iter=1, max_passes=1), (D,)),
-        ("CorrelationClustering",
-         CorrelationClustering(max_iter=1, max_passes=1), (A,)),
-    ]
+ITERATIVE = [e.name for e in learners() if e.iterative_params is not None]
 
 
-MAX_ITER_1 = ["LMNN", "LMNN-sg", "ITML", "ITML_Supervised", "OMDML", "LODML",
-              "ProjectAndForget", "MetricNearness", "CorrelationClustering"]
+def test_iterative_entries_cover_every_solver():
+    """Guard: the max_iter test below covers every iterative solver (OMDML's
+    closed form is reached through iterative_params={"solver": "lbfgs"})."""
+    assert {"LMNN", "LMNN-subgradient", "ITML", "ITML_Supervised", "OMDML",
+            "LODML", "ProjectAndForget", "MetricNearness",
+            "CorrelationClustering"} <= set(ITERATIVE)
 
 
-@pytest.mark.parametrize("name", MAX_ITER_1)
+@pytest.mark.parametrize("name", ITERATIVE)
 def test_max_iter_1_warns_and_stops(name):
-    cases = {c[0]: c for c in _all_estimators_max_iter_1()}
-    assert set(cases) == set(MAX_ITER_1)
-    _, est, args = cases[name]
+    entry = BY_NAME[name]
+    est = entry.make(**entry.iterative_params, max_iter=1, tol=1e-14)
+    if "max_passes" in est.get_params():
+        est.set_params(max_passes=1)
     with pytest.warns(ConvergenceWarning):
-        est.fit(*args)
+        est.fit(*entry.data())
     assert est.n_iter_ <= 1
 
 
 # -- after fitting: transform, metric, pairs --------------------------------
 
-@pytest.mark.parametrize("name", list(XY_LEARNERS))
+@pytest.mark.parametrize("name", XY)
 def test_bad_input_after_fit(name):
     est = _fit_quiet(XY_LEARNERS[name](), X0, (X0[:, 0] > 0).astype(int) + np.arange(30) % 2)
     with pytest.raises(ValueError, match="X has 4 features"):
@@ -319,14 +300,17 @@ BAD_PAIRS = {
     "preprocessor NaN": ({"preprocessor": np.where(PREP > 1, np.nan, PREP)}, IDX, YP, ValueError, "preprocessor contains NaN"),
     "preprocessor 1-D output": ({"preprocessor": lambda i: np.ones(len(i))}, IDX, YP, ValueError, "preprocessor must return a 2-D array"),
     "dissimilar identical points": ({}, np.zeros((12, 2, 3)), YP, ValueError, r"dissimilar pair\(s\) \(y=-1\) join identical points"),
+    "sparse": ({}, sparse.csr_matrix(np.ones((12, 6))), YP, TypeError, "pairs must be a dense array.*sparse input is not supported"),
+    "labels None": ({}, _pairs()[0], None, ValueError, r"requires y to be passed, but the target y is None"),
 }
 
 
 @pytest.mark.parametrize("case", list(BAD_PAIRS))
-def test_itml_bad_pairs(case):
+@pytest.mark.parametrize("name", PAIRS)
+def test_bad_pairs(name, case):
     params, pairs, y, exc, match = BAD_PAIRS[case]
     with pytest.raises(exc, match=match):
-        ITML(**params).fit(pairs, y)
+        BY_NAME[name].make(**params).fit(pairs, y)
 
 
 def test_itml_bad_parameters():
@@ -355,7 +339,7 @@ def test_itml_bad_input_after_fit():
         itml.calibrate_threshold(pairs, y, strategy="max_tpr")
     with pytest.raises(ValueError, match="threshold must be finite"):
         itml.set_threshold(np.nan)
-    with pytest.raises(TypeError, match="threshold must be a real number"):
+    with pytest.raises(ValueError, match="threshold must be a real number"):
         itml.set_threshold("a")
 
 
@@ -450,6 +434,21 @@ def test_metric_nearness_bad_parameters(param, value):
 def test_correlation_clustering_bad_parameters(param, value):
     with pytest.raises(ValueError, match=f"'{param}' parameter"):
         CorrelationClustering(**{param: value}).fit(A0)
+
+
+@pytest.mark.parametrize("Estimator", [MetricNearness, CorrelationClustering])
+def test_matrix_of_numbers_held_as_objects(Estimator):
+    """An object array of numbers is fitted as the same numbers (as
+    scikit-learn's check_array does); a non-number in it is a TypeError."""
+    M = D0 if Estimator is MetricNearness else A0
+    ref = Estimator().fit(M)
+    est = Estimator().fit(M.astype(object))
+    attr = "metric_" if Estimator is MetricNearness else "lp_solution_"
+    np.testing.assert_array_equal(getattr(est, attr), getattr(ref, attr))
+    bad = M.astype(object)
+    bad[0, 1] = {"a": 1}
+    with pytest.raises(TypeError, match="must be a (string or a )?real number"):
+        Estimator().fit(bad)
 
 
 def test_trivial_matrices():
@@ -592,7 +591,7 @@ def test_metric_nearness_kl_bad_input():
         MetricNearness(divergence="l1").fit(D0)
 
 
-@pytest.mark.parametrize("name", list(XY_LEARNERS))
+@pytest.mark.parametrize("name", XY)
 def test_every_class_a_singleton(name):
     """No same-class pair exists: an error saying so (LMNN has no target
     neighbours, ITML_Supervised no positive pair), or a finite metric from

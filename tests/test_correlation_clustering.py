@@ -6,14 +6,13 @@ from scipy import sparse
 from sklearn.base import clone
 from sklearn.metrics import adjusted_rand_score
 
-from metric_estimators._kernels.metric_nearness import edge_id, matrix_to_edges
-from metric_estimators.nearness import (
+from metric_estimators._kernels.edges import edge_id, matrix_to_edges
+from metric_estimators.correlation_clustering import (
     CorrelationClustering,
     correlation_clustering_cost,
     pivot_rounding,
 )
 
-cp = pytest.importorskip("cvxpy")
 
 
 def planted(n, k, p_flip, seed, density=1.0):
@@ -27,7 +26,7 @@ def planted(n, k, p_flip, seed, density=1.0):
     return S + S.T, g
 
 
-def cvxpy_lp(A):
+def cvxpy_lp(cp, A):
     n = A.shape[0]
     a = matrix_to_edges(A)
     i, j, k = np.meshgrid(np.arange(n), np.arange(n), np.arange(n),
@@ -45,11 +44,11 @@ def cvxpy_lp(A):
 
 
 @pytest.mark.parametrize("n,seed,density", [(30, 0, 1.0), (24, 1, 0.5)])
-def test_lp_matches_cvxpy(n, seed, density):
+def test_lp_matches_cvxpy(n, seed, density, cp):
     A, _ = planted(n, 3, 0.2, seed, density)
     cc = CorrelationClustering(gamma=50, tol=1e-4, max_iter=3000,
                                random_state=0).fit(A)
-    ref = cvxpy_lp(A)
+    ref = cvxpy_lp(cp, A)
     assert cc.converged_
     assert abs(cc.lp_objective_ - ref) <= 1e-3 * ref
     # the lower bound is valid and tight-ish; the rounding is no better than
@@ -64,9 +63,9 @@ def test_lp_matches_cvxpy(n, seed, density):
     assert X.min() >= 0 and X.max() <= 1
 
 
-def test_lower_bound_below_lp_for_any_gamma():
+def test_lower_bound_below_lp_for_any_gamma(cp):
     A, _ = planted(20, 2, 0.3, 3)
-    ref = cvxpy_lp(A)
+    ref = cvxpy_lp(cp, A)
     for gamma in (1.0, 5.0):
         cc = CorrelationClustering(gamma=gamma, tol=1e-5, random_state=0).fit(A)
         assert cc.lower_bound_ <= ref * (1 + 1e-9)
@@ -178,3 +177,15 @@ def test_local_search_in_estimator():
     assert ls.cost_ == pytest.approx(correlation_clustering_cost(A, ls.labels_))
     assert ls.cost_ >= ls.lower_bound_ * (1 - 1e-9)
     assert set(np.unique(ls.labels_)) == set(range(ls.labels_.max() + 1))
+
+
+def test_old_nearness_import_path():
+    """``metric_estimators.nearness`` re-exports the split modules' names."""
+    import metric_estimators.correlation_clustering as cc
+    import metric_estimators.metric_nearness as mn
+    from metric_estimators import nearness
+
+    assert nearness.MetricNearness is mn.MetricNearness
+    for name in ("CorrelationClustering", "correlation_clustering_cost",
+                 "pivot_rounding"):
+        assert getattr(nearness, name) is getattr(cc, name)

@@ -24,70 +24,33 @@ import joblib
 import numba
 import numpy as np
 import pytest
-from _data import symmetric_dissimilarity
+from conftest import BY_NAME, learners, pairs_data, signed_graph, supervised_data
+from conftest import symmetric_dissimilarity as _dissimilarity
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from metric_estimators import (
-    ITML,
     LMNN,
-    LODML,
-    OMDML,
     CorrelationClustering,
-    ITML_Supervised,
     MetricNearness,
-    ProjectAndForget,
 )
-from metric_estimators.ranking import make_ordinal
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def _xy():
-    X, y = make_ordinal(n_samples=90, n_informative=3, n_noise=2, n_levels=3,
-                        random_state=0)
-    return X, y
-
-
-def _pairs():
-    X, y = _xy()
-    rng = np.random.RandomState(0)
-    i, j = rng.randint(0, len(X), (2, 80))
-    keep = i != j
-    return (np.stack([X[i[keep]], X[j[keep]]], axis=1),
-            np.where(y[i[keep]] == y[j[keep]], 1, -1))
-
-
-def _dissimilarity(n=30, seed=0):
-    return symmetric_dissimilarity(n, seed)
-
-
-def _signed(n=30, seed=0):
-    rng = np.random.RandomState(seed)
-    g = rng.randint(0, 3, n)
-    A = np.where(g[:, None] == g[None], 1.0, -1.0)
-    A[rng.rand(n, n) < 0.15] *= -1
-    A = np.triu(A, 1)
-    return A + A.T
-
-
-LEARNERS = {
-    "LMNN": lambda: LMNN(n_neighbors=3, random_state=0, max_iter=40),
-    "LMNN-random-init": lambda: LMNN(init="random", random_state=1, max_iter=40),
-    "LMNN-subgradient": lambda: LMNN(solver="subgradient", random_state=0, max_iter=40),
-    "ITML": lambda: ITML(random_state=0, max_iter=200),
-    "ITML_Supervised": lambda: ITML_Supervised(random_state=0, max_iter=200),
-    "OMDML": lambda: OMDML(),
-    "LODML": lambda: LODML(max_iter=50, max_triplets=2000, random_state=0),
-    "ProjectAndForget": lambda: ProjectAndForget(random_state=0, max_iter=50),
-}
+# The learners of a linear map, from the registry (tests/conftest.py), by
+# name.  /work/wt/fingerprint.py hashes ``_fit(name).components_`` for every
+# name here, ``_dissimilarity()`` and ``_signed()``.
+LEARNERS = {e.name: e.make for e in learners("supervised", "pairs")}
+_xy = supervised_data
+_pairs = pairs_data
+_signed = signed_graph
 
 
 def _fit(name, X=None, y=None):
     est = LEARNERS[name]()
     if X is None:
-        X, y = _pairs() if name == "ITML" else _xy()
+        X, y = BY_NAME[name].data()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return est.fit(X, y)
@@ -171,11 +134,13 @@ def test_itml_clone_keeps_preprocessor_params():
     assert est.predict(pairs).tobytes() == pickle.loads(pickle.dumps(est)).predict(pairs).tobytes()
 
 
-@pytest.mark.parametrize("make", [
-    lambda: MetricNearness().fit(_dissimilarity()),
-    lambda: CorrelationClustering(random_state=0).fit(_signed()),
-], ids=["MetricNearness", "CorrelationClustering"])
-def test_nearness_round_trip_and_clone(make):
+@pytest.mark.parametrize("name", [e.name for e in learners("matrix", "graph")])
+def test_nearness_round_trip_and_clone(name):
+    entry = BY_NAME[name]
+
+    def make():
+        return entry.make().fit(*entry.data())
+
     est = make()
     for loaded in (pickle.loads(pickle.dumps(est)), _joblib_round_trip(est)):
         for attr in ("metric_", "lp_solution_", "labels_"):
@@ -199,7 +164,7 @@ def _joblib_round_trip(est):
 
 # -- float32 ----------------------------------------------------------------
 
-@pytest.mark.parametrize("name", [n for n in LEARNERS if n != "ITML"])
+@pytest.mark.parametrize("name", [e.name for e in learners("supervised")])
 def test_float32_input_is_fitted_in_float64(name):
     X, y = _xy()
     X32 = X.astype(np.float32)

@@ -1,28 +1,19 @@
 """ITML (pairs) and ITML_Supervised (labels)."""
 
 import pickle
-import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import clone, is_classifier
-from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from metric_estimators import ITML, ITML_Supervised
 from metric_estimators.constraints import pairs_from_labels
 from metric_estimators.solvers.bregman import logdet_bregman
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 @pytest.fixture(scope="module")
@@ -32,11 +23,7 @@ def iris_pairs(iris):
     return X, idx, labels
 
 
-@parametrize_with_checks([ITML_Supervised(random_state=0)])
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # few pairs on tiny data
-        check(estimator)
+# scikit-learn's estimator checks: tests/test_sklearn_checks.py
 
 
 # ------------------------------------------------------------- the solution
@@ -113,7 +100,10 @@ def test_priors(iris, prior):
         prior = np.diag([1.0, 2.0, 3.0, 4.0])
     m = ITML_Supervised(prior=prior, random_state=0).fit(X, y)
     assert m.prior_.shape == (4, 4)
+    np.testing.assert_allclose(m.prior_, m.prior_.T, rtol=1e-12, atol=1e-14)
     assert np.all(np.linalg.eigvalsh(m.prior_) > 0)
+    if isinstance(prior, str) and prior == "identity":
+        np.testing.assert_array_equal(m.prior_, np.eye(4))
     if isinstance(prior, np.ndarray):
         np.testing.assert_array_equal(m.prior_, prior)
     if isinstance(prior, str) and prior == "covariance":
@@ -241,21 +231,28 @@ def test_pairs_classifier_api(iris_pairs):
     np.testing.assert_allclose(s, -itml.pair_distance(pairs))
     pred = itml.predict(pairs)
     assert set(np.unique(pred)) <= {-1, 1}
-    np.testing.assert_array_equal(pred, np.where(s >= itml.threshold_, 1, -1))
+    # threshold_ is a distance (metric-learn's meaning): similar when d <= t
+    assert itml.threshold_ > 0
+    np.testing.assert_array_equal(
+        pred, np.where(itml.pair_distance(pairs) <= itml.threshold_, 1, -1))
     auc = itml.score(pairs, y)
     from sklearn.metrics import roc_auc_score
     assert auc == pytest.approx(roc_auc_score(y, s)) and auc > 0.9
-    itml.set_threshold(1.0)  # scores are -distances <= 0
+    itml.set_threshold(-1.0)  # distances are >= 0: nothing is that close
     assert np.all(itml.predict(pairs) == -1)
-    itml.set_threshold(-1e9)
+    itml.set_threshold(1e9)
     assert np.all(itml.predict(pairs) == 1)
-    with pytest.raises(TypeError, match="threshold"):
+    d = itml.pair_distance(pairs)
+    itml.set_threshold(float(np.median(d)))
+    np.testing.assert_array_equal(itml.predict(pairs),
+                                  np.where(d <= np.median(d), 1, -1))
+    with pytest.raises(ValueError, match="threshold"):
         itml.set_threshold("a")
 
 
-def brute_force_best(scores, y, crit):
-    cands = np.r_[np.inf, np.sort(np.unique(scores))[::-1]]
-    return max(crit(np.where(scores >= t, 1, -1)) for t in cands)
+def brute_force_best(distances, y, crit):
+    cands = np.r_[-np.inf, np.sort(np.unique(distances))]
+    return max(crit(np.where(distances <= t, 1, -1)) for t in cands)
 
 
 @pytest.mark.parametrize("strategy", ["accuracy", "f_beta", "max_tpr", "max_tnr"])
@@ -265,7 +262,7 @@ def test_calibrate_threshold(iris_pairs, strategy):
     itml = ITML(random_state=0).fit(pairs, y)
     rng = np.random.RandomState(0)
     yn = np.where(rng.rand(len(y)) < 0.2, -y, y)  # noisy labels: a real trade-off
-    s = itml.decision_function(pairs)
+    s = itml.pair_distance(pairs)
 
     def rates(pred):
         tpr = np.mean(pred[yn == 1] == 1)
@@ -309,7 +306,7 @@ def test_calibrate_threshold_errors(iris_pairs):
     with pytest.raises(ValueError, match="min_rate"):
         itml.calibrate_threshold(X[idx], y, strategy="max_tnr", min_rate=1.5)
     with pytest.raises(ValueError, match="beta"):
-        itml.calibrate_threshold(X[idx], y, strategy="f_beta", beta=0)
+        itml.calibrate_threshold(X[idx], y, strategy="f_beta", beta=-1.0)
     itml2 = ITML(random_state=0).fit(
         X[idx], y, calibration_params={"strategy": "max_tpr", "min_rate": 0.9})
     pred = itml2.predict(X[idx])
@@ -336,10 +333,20 @@ def test_cross_val_score_and_grid_search_on_pairs(iris_pairs):
     assert np.all(acc > 0.7)
     auc = cross_val_score(ITML(random_state=0), X[idx], y, cv=3, scoring="roc_auc")
     np.testing.assert_allclose(auc, cross_val_score(ITML(random_state=0), X[idx], y, cv=3))
+    grid = [0.1, 1.0, 10.0]
     gs = GridSearchCV(ITML(preprocessor=X, random_state=0),
-                      {"gamma": [0.1, 1.0, 10.0]}, cv=3).fit(idx, y)
-    assert gs.best_params_["gamma"] in (0.1, 1.0, 10.0)
-    assert gs.best_estimator_.predict(idx).shape == y.shape
+                      {"gamma": grid}, cv=3).fit(idx, y)
+    # the search scored each gamma as cross_val_score does and kept the best
+    manual = [cross_val_score(ITML(preprocessor=X, random_state=0, gamma=g),
+                              idx, y, cv=3).mean() for g in grid]
+    np.testing.assert_allclose(gs.cv_results_["mean_test_score"], manual, rtol=1e-12)
+    assert sorted(manual)[-1] > sorted(manual)[-2]  # one best gamma
+    assert gs.best_params_["gamma"] == grid[int(np.argmax(manual))]
+    assert gs.best_score_ == pytest.approx(max(manual), rel=1e-12)
+    # and refitted it on all pairs
+    fresh = ITML(preprocessor=X, random_state=0, gamma=gs.best_params_["gamma"]).fit(idx, y)
+    np.testing.assert_array_equal(gs.best_estimator_.components_, fresh.components_)
+    np.testing.assert_array_equal(gs.best_estimator_.predict(idx), fresh.predict(idx))
 
 
 def test_pickle_and_clone(iris_pairs, iris):

@@ -13,7 +13,6 @@ from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_sp
 from sklearn.neighbors import KNeighborsClassifier, NearestNeighbors
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from metric_estimators import LMNN
 from metric_estimators._problems.lmnn import (
@@ -68,15 +67,8 @@ def small_problem(seed, n=40, d=5, n_classes=3):
     return X, y, rng
 
 
-# ---------------------------------------------------------------------------
-# scikit-learn's estimator checks
-
-
-@parametrize_with_checks([LMNN(), LMNN(solver="subgradient")])
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        check(estimator)
+# scikit-learn's estimator checks: tests/test_sklearn_checks.py (registry in
+# tests/conftest.py)
 
 
 # ---------------------------------------------------------------------------
@@ -223,9 +215,19 @@ def test_pipeline_gridsearch_cross_val():
         warnings.simplefilter("ignore", ConvergenceWarning)
         scores = cross_val_score(pipe, X, y, cv=3)
         assert scores.mean() > 0.9
-        grid = GridSearchCV(pipe, {"lmnn__n_neighbors": [1, 3]}, cv=3).fit(X, y)
-    assert grid.best_params_["lmnn__n_neighbors"] in (1, 3)
+        values = [1, 2, 3]
+        grid = GridSearchCV(pipe, {"lmnn__n_neighbors": values}, cv=3).fit(X, y)
+        # the search scored each value as cross_val_score does, kept the best
+        manual = [cross_val_score(clone(pipe).set_params(lmnn__n_neighbors=k),
+                                  X, y, cv=3).mean() for k in values]
+        fresh = clone(pipe).set_params(**grid.best_params_).fit(X, y)
+    np.testing.assert_allclose(grid.cv_results_["mean_test_score"], manual, rtol=1e-12)
+    assert sorted(manual)[-1] > sorted(manual)[-2]  # one best value
+    assert grid.best_params_["lmnn__n_neighbors"] == values[int(np.argmax(manual))]
     assert grid.best_score_ > 0.9
+    # the refitted pipeline is a fresh fit with the best parameters
+    np.testing.assert_array_equal(grid.best_estimator_["lmnn"].components_,
+                                  fresh["lmnn"].components_)
 
 
 def test_clone_pickle_and_determinism():

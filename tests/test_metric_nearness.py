@@ -8,16 +8,12 @@ from scipy import sparse
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
-from metric_estimators._kernels.metric_nearness import (
-    apsp,
-    edge_id,
-    matrix_to_edges,
-)
-from metric_estimators.nearness import MetricNearness
+from metric_estimators._kernels.edges import edge_id, matrix_to_edges
+from metric_estimators._kernels.shortest_paths import apsp
+from metric_estimators.metric_nearness import MetricNearness
 from metric_estimators.solvers.oracles import DenseShortestPathOracle
-from metric_estimators.solvers.project_forget import ActiveSet
+from metric_estimators.solvers.active_sets import CycleConstraints
 
-cp = pytest.importorskip("cvxpy")
 
 
 def random_dissimilarity(n, seed=0, kind="normal"):
@@ -37,7 +33,7 @@ def triples(n):
     return i[keep], j[keep], k[keep]
 
 
-def cvxpy_nearness(D, W=None):
+def cvxpy_nearness(cp, D, W=None):
     n = D.shape[0]
     d = matrix_to_edges(D)
     w = np.ones_like(d) if W is None else matrix_to_edges(W)
@@ -59,10 +55,10 @@ def max_triangle_violation(M):
 
 @pytest.mark.parametrize("oracle", ["triangle", "shortest_path"])
 @pytest.mark.parametrize("n,seed", [(8, 0), (20, 1), (30, 2)])
-def test_objective_matches_cvxpy(n, seed, oracle):
+def test_objective_matches_cvxpy(n, seed, oracle, cp):
     D = random_dissimilarity(n, seed)
     est = MetricNearness(tol=1e-9, oracle=oracle).fit(D)
-    ref, _ = cvxpy_nearness(D)
+    ref, _ = cvxpy_nearness(cp, D)
     assert est.converged_
     assert abs(est.objective_ - ref) <= 1e-6 * ref
     M = est.metric_
@@ -72,14 +68,14 @@ def test_objective_matches_cvxpy(n, seed, oracle):
 
 
 @pytest.mark.parametrize("n,seed", [(10, 3), (25, 4)])
-def test_weighted_objective_matches_cvxpy(n, seed):
+def test_weighted_objective_matches_cvxpy(n, seed, cp):
     # weighted, on 0/1-like data with ties (many equal distances)
     D = random_dissimilarity(n, seed)
     rng = np.random.default_rng(seed + 100)
     W = rng.uniform(0.1, 5.0, (n, n))
     W = (W + W.T) / 2
     est = MetricNearness(tol=1e-9).fit(D, sample_weight=W)
-    ref, _ = cvxpy_nearness(D, W)
+    ref, _ = cvxpy_nearness(cp, D, W)
     assert abs(est.objective_ - ref) <= 1e-6 * ref
     assert max_triangle_violation(est.metric_) <= 1e-9 * D.max() * 1.01
     # the weights matter: the unweighted solution is worse for this objective
@@ -90,13 +86,13 @@ def test_weighted_objective_matches_cvxpy(n, seed):
 
 
 @pytest.mark.slow
-def test_objective_matches_cvxpy_n40_weighted():
+def test_objective_matches_cvxpy_n40_weighted(cp):
     n = 40
     D = random_dissimilarity(n, 7, kind="uniform")
     W = np.random.default_rng(8).uniform(0.5, 2.0, (n, n))
     W = (W + W.T) / 2
     est = MetricNearness(tol=1e-9).fit(D, sample_weight=W)
-    ref, _ = cvxpy_nearness(D, W)
+    ref, _ = cvxpy_nearness(cp, D, W)
     assert abs(est.objective_ - ref) <= 1e-6 * ref
 
 
@@ -161,7 +157,7 @@ def test_verbose_table(capsys):
     assert len(out.strip().splitlines()) >= 3
 
 
-def test_sparse_graph_matches_cvxpy():
+def test_sparse_graph_matches_cvxpy(cp):
     # graph metric nearness: the edge lengths of a sparse graph; the solution
     # is the restriction of some metric on all nodes (cycle inequalities +
     # non-negativity), computed by cvxpy through a full metric completion
@@ -202,6 +198,13 @@ def test_bad_input(bad, match):
     assert "D" in str(exc.value)
 
 
+def test_tags_say_D_is_a_non_negative_pairwise_matrix():
+    from sklearn.utils import get_tags
+
+    tags = get_tags(MetricNearness()).input_tags
+    assert tags.pairwise and tags.sparse and tags.positive_only
+
+
 def test_bad_weights():
     D = random_dissimilarity(4)
     with pytest.raises(ValueError, match="sample_weight.*shape"):
@@ -232,7 +235,7 @@ def test_bad_params():
         MetricNearness(oracle="bfs").fit(D)
 
 
-def test_zero_one_data_both_oracles_agree():
+def test_zero_one_data_both_oracles_agree(cp):
     # 0/1 dissimilarities (many zero distances: long shortest paths)
     rng = np.random.default_rng(4)
     L = rng.random((25, 4)) < 0.3
@@ -240,7 +243,7 @@ def test_zero_one_data_both_oracles_agree():
     np.fill_diagonal(D, 0)
     a = MetricNearness(tol=1e-9, oracle="triangle").fit(D)
     b = MetricNearness(tol=1e-9, oracle="shortest_path").fit(D)
-    ref, _ = cvxpy_nearness(D)
+    ref, _ = cvxpy_nearness(cp, D)
     assert abs(a.objective_ - ref) <= 1e-6 * ref
     assert abs(b.objective_ - ref) <= 1e-6 * ref
 
@@ -297,7 +300,7 @@ def test_apsp_kernel(dtype):
 
 
 def test_active_set_dedup_and_forget():
-    act = ActiveSet()
+    act = CycleConstraints()
     ce = np.array([0, 1], np.int64)
     ptr = np.array([0, 2, 4], np.int64)
     path = np.array([1, 2, 0, 2], np.int32)
@@ -314,8 +317,7 @@ def test_active_set_dedup_and_forget():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [3, 17, 130, 301])
 def test_triangle_argmin_matches_numpy(n, dtype):
-    from metric_estimators._kernels.metric_nearness import triangle_argmin
-    rng = np.random.default_rng(n)
+    from metric_estimators._kernels.triangle_oracle import triangle_argmin
     # coarse values, so that ties occur and the first index must win
     X = np.round(random_dissimilarity(n, n), 1).astype(dtype)
     M = np.full((n, n), -1.0, dtype=dtype)
@@ -327,11 +329,19 @@ def test_triangle_argmin_matches_numpy(n, dtype):
     iu = np.triu_indices(n, 1)
     np.testing.assert_array_equal(M[iu], ref[iu])
     np.testing.assert_array_equal(W[iu], arg[iu])
-    assert rng is not None
+    # the ties the rule is about do occur: several minimisers k of some
+    # (i, j) (k = i and k = j tie whenever they are minimal), and from
+    # n = 17 on ties among the other k too
+    is_min = S == ref[:, None, :]
+    assert np.any(is_min.sum(axis=1)[iu] > 1)
+    k = np.arange(n)
+    is_min[k, k, :] = False  # k == i
+    is_min[:, k, k] = False  # k == j
+    assert n < 17 or np.any(is_min.sum(axis=1)[iu] > 1)
 
 
 def test_unit_weight_triangle_kernel_equals_general_kernel():
-    from metric_estimators._kernels.metric_nearness import (
+    from metric_estimators._kernels.cycle_projections import (
         project_paths_l2,
         project_triangles_unit,
     )
@@ -355,7 +365,7 @@ def test_unit_weight_triangle_kernel_equals_general_kernel():
         assert np.all(z2 >= 0)
 
 
-def cvxpy_kl_nearness(D):
+def cvxpy_kl_nearness(cp, D):
     n = D.shape[0]
     d = matrix_to_edges(D)
     i, j, k = triples(n)
@@ -371,11 +381,11 @@ def cvxpy_kl_nearness(D):
 
 @pytest.mark.parametrize("oracle", ["triangle", "shortest_path"])
 @pytest.mark.parametrize("n,seed", [(8, 0), (16, 1)])
-def test_kl_objective_matches_cvxpy(n, seed, oracle):
+def test_kl_objective_matches_cvxpy(n, seed, oracle, cp):
     D = random_dissimilarity(n, seed, kind="uniform") + 0.05
     np.fill_diagonal(D, 0.0)
     mn = MetricNearness(divergence="kl", tol=1e-9, oracle=oracle).fit(D)
-    ref, xref = cvxpy_kl_nearness(D)
+    ref, xref = cvxpy_kl_nearness(cp, D)
     assert mn.converged_
     assert abs(mn.objective_ - ref) <= 1e-6 * ref
     x = matrix_to_edges(mn.metric_)

@@ -7,33 +7,15 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris
+from conftest import REGISTRY
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
-from metric_estimators import (
-    ITML,
-    LMNN,
-    LODML,
-    OMDML,
-    CorrelationClustering,
-    ITML_Supervised,
-    MetricNearness,
-    ProjectAndForget,
-)
+from metric_estimators import LMNN, MetricNearness
 
-ALL_ESTIMATORS = [
-    LMNN, ITML, ITML_Supervised, OMDML, LODML, MetricNearness,
-    CorrelationClustering, ProjectAndForget,
-]
-
-
-@pytest.fixture(scope="module")
-def iris():
-    X, y = load_iris(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
+# every public estimator class of the registry (tests/conftest.py), once
+ALL_ESTIMATORS = list(dict.fromkeys(entry.estimator for entry in REGISTRY))
 
 
 @pytest.mark.parametrize("Estimator", ALL_ESTIMATORS, ids=lambda c: c.__name__)
@@ -64,6 +46,7 @@ def test_html_repr_fitted_non_mahalanobis():
     np.fill_diagonal(D, 0)
     html = MetricNearness().fit(D)._repr_html_()
     assert "MetricNearness" in html
+    assert "Not fitted" not in html and "Not fitted" in MetricNearness()._repr_html_()
 
 
 @pytest.mark.parametrize("solver", ["lbfgs", "subgradient"])

@@ -13,7 +13,6 @@ from sklearn.datasets import load_diabetes
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from metric_estimators._kernels.ordinal import triplet_hinge
 from metric_estimators._problems.neighbours import knn_indices
@@ -380,15 +379,7 @@ def test_lodml_n_components(small):
 # ---------------------------------------------------------------------------
 
 
-@parametrize_with_checks(
-    [OMDML(), OMDML(solver="lbfgs"), LODML(max_iter=100, tol=1e-4)]
-)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        # Some checks fit on a handful of points where no ordinal triplet exists.
-        warnings.filterwarnings("ignore", message="LODML found no ordinal triplet")
-        check(estimator)
+# scikit-learn's estimator checks: tests/test_sklearn_checks.py
 
 
 @pytest.mark.parametrize("Est", [OMDML, LODML])

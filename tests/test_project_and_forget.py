@@ -11,14 +11,12 @@ from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import check_estimator
 
 from metric_estimators.itml import ITML_Supervised
 from metric_estimators.project_and_forget import ProjectAndForget
 
 
-def test_check_estimator():
-    check_estimator(ProjectAndForget(max_iter=30, random_state=0))
+# scikit-learn's estimator checks: tests/test_sklearn_checks.py
 
 
 @pytest.mark.parametrize("load", [load_iris, load_wine])
@@ -115,3 +113,38 @@ def test_identical_points_of_different_classes():
 def test_single_class_error():
     with pytest.raises(ValueError, match="2 classes"):
         ProjectAndForget().fit(np.random.rand(10, 2), np.zeros(10))
+
+
+@pytest.mark.parametrize("gamma", [1.0, 5.0])
+def test_same_fixed_point_as_logdet_bregman_on_all_pairs(gamma):
+    """Every pair listed explicitly: ITML's solve of the same problem agrees."""
+    from metric_estimators.solvers.bregman import logdet_bregman
+
+    X, y = make_classification(24, 3, n_informative=3, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1,
+                               random_state=2)
+    bounds = (1.0, 6.0)
+    est = ProjectAndForget(gamma=gamma, tol=1e-11, max_iter=5000,
+                           random_state=0).fit(X, y, bounds=bounds)
+    assert est.converged_
+    i, j = np.triu_indices(X.shape[0], 1)
+    delta = np.where(y[i] == y[j], 1.0, -1.0)
+    res = logdet_bregman(np.eye(3), X[i] - X[j], delta,
+                         np.where(delta > 0, *bounds), gamma, tol=1e-11,
+                         max_iter=100000, random_state=1)
+    assert res.converged
+    A = est.get_mahalanobis_matrix()
+    assert np.abs(A - res.matrix).max() <= 1e-6 * np.abs(res.matrix).max()
+    # the same duals and slacks on the pairs ProjectAndForget remembers
+    key = i * X.shape[0] + j
+    pos = np.searchsorted(key, est.active_pairs_[:, 0] * X.shape[0]
+                          + est.active_pairs_[:, 1])
+    np.testing.assert_allclose(est.duals_, res.duals[pos], rtol=1e-6,
+                               atol=1e-6 * res.duals.max())
+    np.testing.assert_allclose(est.slack_, res.slack[pos], rtol=1e-6)
+    assert np.count_nonzero(res.duals) == est.n_active_
+    # with a different problem (other bounds) the matrices differ: the
+    # comparison has teeth
+    other = ProjectAndForget(gamma=gamma, tol=1e-8, random_state=0).fit(
+        X, y, bounds=(1.5, 6.0))
+    assert np.abs(other.get_mahalanobis_matrix() - res.matrix).max() > 1e-3

@@ -4,8 +4,9 @@ ITML: pair scores, ROC curve and threshold calibration
 
 :class:`~metric_estimators.ITML` learns from *pairs* labelled +1 (similar)
 or -1 (dissimilar).  ``decision_function(pairs)`` is minus the learned
-distance, ``predict`` compares it with ``threshold_``, and ``score`` is the
-ROC AUC.  After fitting, ``threshold_`` is calibrated on the training pairs
+distance, ``threshold_`` is a distance (as in metric-learn): ``predict``
+says +1 for the pairs whose learned distance is at most ``threshold_``, and
+``score`` is the ROC AUC.  After fitting, ``threshold_`` is calibrated on the training pairs
 for accuracy; :meth:`~metric_estimators.ITML.calibrate_threshold` moves it
 for another goal on validation pairs, e.g. the largest true positive rate
 with a true negative rate of at least 90 %.
@@ -50,6 +51,7 @@ t_tnr = itml.threshold_
 
 euclid = -np.linalg.norm(pairs_test[:, 0] - pairs_test[:, 1], axis=1)
 learned = itml.decision_function(pairs_test)
+distance = itml.pair_distance(pairs_test)
 
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
 for scores, name in ((euclid, "Euclidean"), (learned, "ITML")):
@@ -57,7 +59,7 @@ for scores, name in ((euclid, "Euclidean"), (learned, "ITML")):
     axes[0].plot(fpr, tpr, label=f"{name} (AUC {roc_auc_score(y_test, scores):.3f})")
 for t, name, marker in ((t_acc, "accuracy (fit)", "o"),
                         (t_tnr, "max_tpr, TNR >= 0.9", "s")):
-    pred = learned >= t
+    pred = distance <= t
     tpr = np.mean(pred[y_test == 1])
     fpr = np.mean(pred[y_test == -1])
     axes[0].plot(fpr, tpr, marker, color="k", mfc="none", ms=9,
@@ -68,13 +70,13 @@ axes[0].set(xlabel="false positive rate", ylabel="true positive rate",
             title="Test pairs: ROC of the pair scores")
 axes[0].legend(loc="lower right")
 
-bins = np.linspace(learned.min(), learned.max(), 40)
-axes[1].hist(learned[y_test == 1], bins, alpha=0.6, label="similar (+1)")
-axes[1].hist(learned[y_test == -1], bins, alpha=0.6, label="dissimilar (-1)")
+bins = np.linspace(distance.min(), distance.max(), 40)
+axes[1].hist(distance[y_test == 1], bins, alpha=0.6, label="similar (+1)")
+axes[1].hist(distance[y_test == -1], bins, alpha=0.6, label="dissimilar (-1)")
 axes[1].axvline(t_acc, color="k", label="threshold (accuracy)")
 axes[1].axvline(t_tnr, color="k", ls="--", label="threshold (max_tpr)")
-axes[1].set(xlabel="decision_function = -learned distance", ylabel="pairs",
-            title="Test pair scores")
+axes[1].set(xlabel="learned distance (pair_distance)", ylabel="pairs",
+            title="Test pairs: distances and thresholds")
 axes[1].legend()
 fig.tight_layout()
 print(f"ITML test ROC AUC (score): {itml.score(pairs_test, y_test):.3f}")

@@ -1,9 +1,12 @@
-"""Numba kernels for Bregman projections with Hildreth's correction.
+"""Numba kernels for Bregman projections with Hildreth's correction (LogDet).
 
-Shared by ITML (:mod:`metric_estimators.itml`) and Project-and-Forget
-(:mod:`metric_estimators.solvers.project_forget`).  The kernels know nothing
-about solvers or estimators: they take plain arrays and scalars and work in
-place.
+:func:`hildreth_correction` is the one Hildreth step of every divergence (the
+cycle-constraint kernels of :mod:`metric_estimators._kernels.cycle_projections`
+call it too); :func:`logdet_sweep` and :func:`logdet_violations` are the
+LogDet pair-constraint kernels behind
+:class:`metric_estimators.solvers.active_sets.LogDetPairConstraints` (ITML
+and ProjectAndForget).  The kernels know nothing about solvers or
+estimators: they take plain arrays and scalars and work in place.
 
 Conventions
 -----------
@@ -241,9 +244,9 @@ def logdet_sweep(A, V, delta, xi, lam, idx, gamma, w, wn):
 def logdet_violations(A, V, delta, xi, idx, out):
     """``out[k] = delta (v^T A v - xi) / xi`` for constraint ``idx[k]``.
 
-    Nothing is modified but ``out``.
-    Positive values are violations.  This is the "oracle" scan that an
-    active-set driver runs over the constraints it is not sweeping.
+    Nothing is modified but ``out``.  Positive values are violations.  The
+    check behind the LogDet oracles and active set (no BLAS: its time does
+    not depend on how many threads other processes leave free).
     """
     d = A.shape[0]
     w = np.empty(d)

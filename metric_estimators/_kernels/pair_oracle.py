@@ -1,7 +1,8 @@
 """numba kernel: block scan of all labelled pairs for violated ITML constraints.
 
-Used by :class:`metric_estimators.ProjectAndForget` as its oracle
-(Sonthalia & Gilbert, JMLR 2022): instead of a random subset of pairs, every
+The kernel of :class:`metric_estimators.solvers.oracles.LabelPairOracle`,
+ProjectAndForget's oracle (Sonthalia & Gilbert, JMLR 2022): instead of a
+random subset of pairs, every
 same-class / different-class pair is checked against the current metric, one
 block of rows at a time (memory ``O(block * n)``).
 """

@@ -1,1 +1,1 @@
-"""Optimisation engines; no scikit-learn in here."""
+"""Optimisation drivers, their active sets and oracles; no scikit-learn in here."""

@@ -1,18 +1,50 @@
-"""Cyclic Bregman projections with Hildreth's correction, with an active set.
+"""The one Project-and-Forget / Bregman driver, for cycle and LogDet pair constraints.
 
-Two layers:
+:func:`bregman_project_forget` minimises a Bregman divergence over the
+intersection of (very many) half-spaces by Bregman projections with
+Hildreth's correction (Hildreth 1957; Bregman 1967; Censor & Zenios 1997),
+keeping only an active set of the constraints: Project and Forget (Sonthalia
+& Gilbert, "Project and Forget: Solving Large-Scale Metric Constrained
+Problems", JMLR 23, 2022).  Every iteration
 
-* :func:`cyclic_bregman` — a generic driver for *any* divergence.  It is given
-  a ``sweep(idx)`` callable (project onto the constraints ``idx`` in order,
-  updating the primal point and the duals in place) and a ``check(idx)``
-  callable (relative violation of the constraints ``idx`` at the current
-  point, nothing modified).  It owns the active-set logic, the convergence
-  test, the history and the iteration budget.
-* :func:`logdet_bregman` — ITML's LogDet problem (Davis et al., ICML 2007) on
-  top of the numba kernels in :mod:`metric_estimators._kernels.bregman`.
-  :class:`LogDetProblem` exposes the same pieces (``sweep``, ``check``) for
-  other drivers, e.g. Project-and-Forget, that bring their own constraint
-  sets.
+1. asks the *oracle* for the constraints violated at the current point and
+   adds the new ones to the active set;
+2. projects onto the new constraints, then makes passes over the whole
+   active set (and over the problem's fixed constraints, if any), each
+   constraint carrying a dual ``z_c >= 0``;
+3. *forgets* the constraints whose dual is zero: they are satisfied, their
+   projection is the identity, and the oracle returns them if they become
+   violated again.
+
+It knows neither the divergence nor the constraints: those live in an active
+set (:mod:`metric_estimators.solvers.active_sets`) and an oracle
+(:mod:`metric_estimators.solvers.oracles`) with a common interface.  The
+users are
+
+* MetricNearness and CorrelationClustering: cycle constraints
+  (:class:`~metric_estimators.solvers.active_sets.CycleConstraints`; squared
+  L2, weighted squared L2, KL) with shortest-path or triangle oracles;
+* ITML (:func:`logdet_bregman`): LogDet pair constraints
+  (:class:`~metric_estimators.solvers.active_sets.LogDetPairConstraints`)
+  from a fixed list (:class:`~metric_estimators.solvers.oracles.FixedListOracle`),
+  one pass per iteration;
+* ProjectAndForget: the same LogDet constraints over every labelled pair
+  (:class:`~metric_estimators.solvers.oracles.LabelPairOracle`).
+
+Stopping rule (one for all)
+---------------------------
+Hildreth's iterate becomes feasible long before it is optimal (the duals are
+still wrong).  The driver stops when both hold:
+
+* the oracle finds no constraint violated by more than ``tol``, and
+* the last pass's residual is at most ``tol``: every constraint with a
+  positive dual was tight and every other satisfied (complementary
+  slackness; for LogDet, ITML's measure -- relative dual change and relative
+  violation), i.e. a further pass would change nothing beyond ``tol``.
+
+``tol`` is in the units of the active set's violations and residuals
+(absolute edge lengths for cycle constraints, relative to the bound for
+LogDet).
 
 The problem solved by :func:`logdet_bregman`
 --------------------------------------------
@@ -31,20 +63,6 @@ the KKT conditions::
     A^-1     = A0^-1 + sum_c lambda_c delta_c v_c v_c^T
     gamma/xi_c = gamma/xi0_c - lambda_c delta_c
     lambda_c * (v_c^T A v_c - xi_c) = 0
-
-Convergence
------------
-After each sweep the driver computes
-``measure = max(sum |d lambda| / sum lambda, max relative violation)`` over the
-swept constraints.  With ``active_set=True``, constraints whose dual is zero
-are dropped after each sweep ("forget"); every ``check_every`` sweeps, and
-whenever the measure falls below ``tol``, all dropped constraints are checked
-("oracle") and the violated ones rejoin the active set.  The run has converged
-only when the active sweep's measure is below ``tol`` **and** no dropped
-constraint is violated by more than ``tol`` (relative): then a full cyclic
-sweep would change nothing beyond the tolerance, and the point is a fixed
-point of the full iteration.  Skipping a constraint with zero dual that is
-satisfied is exact: its Hildreth projection is the identity.
 """
 
 import time
@@ -52,254 +70,230 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._kernels.bregman import logdet_sweep, logdet_violations
+from .._reporting import ITERATION, OBJECTIVE, Column
+from .active_sets import LogDetPairConstraints
+from .oracles import FixedListOracle
 
-__all__ = ["BregmanResult", "cyclic_bregman", "LogDetProblem", "logdet_bregman"]
+__all__ = ["BregmanResult", "LogDetResult", "TABLE_COLUMNS",
+           "bregman_project_forget", "logdet_bregman"]
 
-_TINY = np.finfo(np.float64).tiny
+#: Columns of the verbose table of every estimator on this driver (for
+#: :class:`metric_estimators._reporting.FitReport`, which adds ``Time(s)``).
+TABLE_COLUMNS = (
+    ITERATION,
+    OBJECTIVE,
+    Column("Violation", ".3e"),
+    Column("Residual", ".3e"),
+    Column("Active", "d"),
+    Column("Added", "d"),
+    Column("Passes", "d", 6),
+)
+
+_HISTORY_KEYS = ("objective", "max_violation", "residual", "n_active",
+                 "n_added", "n_forgotten", "passes", "time")
 
 
 @dataclass
 class BregmanResult:
-    """Outcome of a Bregman projection run.
+    """Outcome of :func:`bregman_project_forget`.
 
     Attributes
     ----------
-    matrix : ndarray or None
-        The primal point (for LogDet, the full symmetric ``A``).
-    duals : ndarray of shape (n_constraints,)
-        Dual variable of each constraint (``>= 0``).
-    slack : ndarray or None
-        Final slack targets ``xi`` (LogDet).
-    n_iter : int
-        Number of sweeps run (active-set sweeps included).
-    history : ndarray of shape (n_iter,)
-        Convergence measure after each sweep.
-    n_active : ndarray of shape (n_iter,)
-        Number of constraints swept in each sweep.
+    active : object
+        The active set at the end: the solution ``active.point`` and the
+        remembered constraints with their duals.
     converged : bool
-        Whether the convergence test passed before ``max_iter`` sweeps.
+        Whether the stopping rule held before ``max_iter`` oracle calls.
+    n_iter : int
+        Number of iterations (oracle calls followed by passes).
+    n_passes : int
+        Total number of full passes over the active set.
     n_projections : int
-        Total number of projections computed.
-    objective : ndarray or None
-        Objective after each sweep, if an objective was given.
+        Total number of projections onto a constraint of the active set.
+    max_violation : float
+        Largest violation found by the last oracle call.
+    residual : float
+        Residual of the last pass.
+    objective : float
+        Final objective value.
+    history : dict of lists
+        Per iteration: ``objective``, ``max_violation`` (oracle, before the
+        passes), ``residual`` (last pass), ``n_active`` (after forgetting),
+        ``n_added``, ``n_forgotten``, ``passes``, ``time`` (seconds since the
+        report, or the call, started).
     """
 
-    matrix: object
-    duals: np.ndarray
-    slack: object
-    n_iter: int
-    history: np.ndarray
-    n_active: np.ndarray
+    active: object
     converged: bool
+    n_iter: int
+    n_passes: int
     n_projections: int
-    objective: object = None
-    info: dict = field(default_factory=dict)
+    max_violation: float
+    residual: float
+    objective: float
+    history: dict = field(default_factory=dict)
+
+    @property
+    def point(self):
+        """The solution (the active set's iterate)."""
+        return self.active.point
+
+    def detail(self, scale=1.0):
+        """Return the ConvergenceWarning clause: violation and residual over ``scale``."""
+        return (f"largest violation {self.max_violation / scale:.3g}, duals "
+                f"residual {self.residual / scale:.3g}")
 
 
-def cyclic_bregman(sweep, check, duals, *, tol=1e-3, max_iter=1000,
-                   active_set=True, check_every=5, shuffle=True,
-                   random_state=None, objective=None, callback=None):
-    """Generic cyclic Bregman driver with an optional active set.
+def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
+                           max_passes=20, pass_budget=None, min_passes=1,
+                           settle_fraction=0.0, fixed_pass=None,
+                           add_threshold=None, report=None):
+    """Run Project and Forget on an active set and an oracle until it converges.
 
     Parameters
     ----------
-    sweep : callable ``sweep(idx) -> (dual_change, max_violation)``
-        Projects, in order, onto the constraints ``idx`` (int64 array),
-        updating the primal point and ``duals`` in place.  ``dual_change`` is
-        ``sum |lambda_new - lambda_old|`` and ``max_violation`` the largest
-        relative violation met before a projection.
-    check : callable ``check(idx) -> ndarray``
-        Relative violation (positive = violated) of each constraint ``idx`` at
-        the current point; must not modify anything.
-    duals : ndarray of shape (n_constraints,)
-        The dual variables, shared with ``sweep`` (read here, never written).
+    active : active set
+        Holds the starting point (``active.point``, the point to project,
+        Hildreth's ``z = 0`` iterate), updated in place; usually empty at the
+        start.  See :mod:`metric_estimators.solvers.active_sets`.
+    oracle : callable ``oracle(point, threshold, active[, precision])``
+        Returns ``(*constraints, max_violation)``.
+        See :mod:`metric_estimators.solvers.oracles`.  With a true
+        ``supports_float32`` attribute, it is called with
+        ``precision="float32"`` while the largest violation exceeds
+        ``max(10 tol, 1e-5 max|point_0|)``, and in float64 afterwards (the
+        final iterations and the certificate of convergence).
+    objective : callable ``objective(point) -> float``
+        Recorded after every iteration.
     tol : float
-        Convergence tolerance (see the module docstring).
+        Tolerance of the stopping rule (module docstring), in the units of
+        the active set's violations and residuals.
     max_iter : int
-        Maximum number of sweeps.
-    active_set : bool
-        If False, every sweep goes over all constraints (plain cyclic
-        projections) and the run stops when one sweep's measure is below tol.
-    check_every : int
-        With ``active_set``, re-check the dropped constraints at least every
-        this many sweeps.
-    shuffle : bool
-        Visit the constraints of each sweep in a fresh random order (drawn
-        from ``random_state``).  Strongly recommended: on ITML problems built
-        from labels (constraints grouped by class) a fixed order converges
-        sublinearly and slowly, a reshuffled order linearly (on digits,
-        relative dual change 1e-2 -> 1e-8 in 30 sweeps, against 2e-3 after
-        300 fixed-order sweeps).
-    random_state : None, int or numpy Generator
-        Seed of the shuffling.
-    objective : callable or None
-        ``objective() -> float`` evaluated after each sweep and recorded.
-    callback : callable or None
-        ``callback(n_iter, measure, n_active, objective_value, elapsed)``
-        called after each sweep (e.g. for a verbose table).
+        Maximum number of oracle calls.
+    max_passes : int
+        Maximum number of passes over the active set between two oracle
+        calls (passes stop earlier once the residual is at most ``tol``).
+    pass_budget : float or None
+        Cost of one oracle call in units of stored constraint entries
+        (``active.nnz``); the number of passes between two oracle calls is
+        then ``clip(pass_budget / nnz, min_passes, max_passes)``, or
+        ``max_passes`` when the oracle added at most ``settle_fraction``
+        times the active set's size (the set is nearly complete, only the
+        duals need to settle).  ``None`` means ``max_passes``.  A
+        deterministic rule, so results are reproducible.
+    min_passes : int
+        Lower bound of that number of passes.
+    settle_fraction : float
+        See ``pass_budget``.
+    fixed_pass : callable ``fixed_pass(point) -> residual`` or None
+        A Hildreth pass over the problem's explicitly listed constraints (it
+        owns their duals), run after every pass over the active set.
+    add_threshold : float or None
+        The oracle returns only constraints violated by more than this
+        (default ``tol / 10``).
+    report : metric_estimators._reporting.FitReport or None
+        Receives one row per iteration, with the columns
+        :data:`TABLE_COLUMNS`; its clock also times the history.
 
     Returns
     -------
     BregmanResult
-        With ``matrix`` and ``slack`` left as None (the caller owns them).
     """
-    m = duals.shape[0]
-    rng = np.random.default_rng(random_state)
-    everything = np.arange(m, dtype=np.int64)
-    active = everything
-    history, n_active, objectives = [], [], []
+    if add_threshold is None:
+        add_threshold = tol / 10.0
+    point = active.point
+    hist = {k: [] for k in _HISTORY_KEYS}
+    t0 = time.perf_counter()
+    clock = (report.elapsed if report is not None
+             else (lambda: time.perf_counter() - t0))
+    resid = np.inf
+    maxv = np.inf
     converged = False
+    n_passes_total = 0
     n_projections = 0
-    since_check = 0
-    n_iter = 0
-    start = time.perf_counter()
-    while n_iter < max_iter:
-        order = rng.permutation(active) if shuffle else active
-        dual_change, max_violation = sweep(order)
-        n_iter += 1
-        n_projections += active.size
-        total = duals[active].sum() if active.size else 0.0
-        measure = max(dual_change / max(total, _TINY) if dual_change > 0 else 0.0,
-                      max_violation)
-        history.append(measure)
-        n_active.append(active.size)
-        obj = objective() if objective is not None else None
-        if obj is not None:
-            objectives.append(obj)
-        if callback is not None:
-            callback(n_iter, measure, active.size, obj,
-                     time.perf_counter() - start)
-        if not active_set:
-            if measure < tol:
-                converged = True
+    it = 0
+    use32 = getattr(oracle, "supports_float32", False)
+    scale = float(np.abs(point).max()) if use32 and point.size else 1.0
+    for it in range(1, max_iter + 1):
+        if use32:
+            # single-precision search while far from the tolerance
+            precision = ("float32" if maxv > max(10.0 * tol, 1e-5 * scale)
+                         else "float64")
+            *batch, maxv = oracle(point, add_threshold, active,
+                                  precision=precision)
+        else:
+            *batch, maxv = oracle(point, add_threshold, active)
+        maxv = float(maxv)
+        if maxv <= tol and resid <= tol:
+            converged = True
+            it -= 1  # this oracle call only certified the previous iterate
+            break
+        start = len(active)
+        added = active.add(*batch)
+        if pass_budget is None or added <= settle_fraction * len(active):
+            n_pass = max_passes
+        else:
+            n_pass = int(np.clip(pass_budget / max(active.nnz, 1),
+                                 min(min_passes, max_passes), max_passes))
+        # the new constraints first, then full passes
+        if added:
+            active.project(start)
+            n_projections += len(active) - start
+        done = 0
+        for done in range(1, n_pass + 1):
+            resid = active.project(0)
+            n_projections += len(active)
+            if fixed_pass is not None:
+                resid = max(resid, fixed_pass(point))
+            if resid <= tol:
                 break
-            continue
-        # forget: constraints whose dual is zero are satisfied (their last
-        # projection clipped the dual to zero) and projecting onto them again
-        # is the identity until something else violates them.
-        active = active[duals[active] > 0.0]
-        since_check += 1
-        if measure < tol or since_check >= check_every:
-            since_check = 0
-            dropped = np.setdiff1d(everything, active, assume_unique=True)
-            if dropped.size:
-                viol = check(dropped)
-                worst = viol.max()
-                new = dropped[viol > 0.0]
-            else:
-                worst = 0.0
-                new = dropped
-            if measure < tol and worst <= tol:
-                converged = True
-                break
-            if new.size:
-                active = np.union1d(active, new).astype(np.int64)
+        n_passes_total += done
+        forgotten = active.forget()
+        obj = float(objective(point))
+        for key, value in zip(_HISTORY_KEYS,
+                              (obj, maxv, float(resid), len(active), added,
+                               forgotten, done, clock())):
+            hist[key].append(value)
+        if report is not None:
+            report.row(it, obj, maxv, float(resid), len(active), added, done)
     return BregmanResult(
-        matrix=None, duals=duals, slack=None, n_iter=n_iter,
-        history=np.asarray(history), n_active=np.asarray(n_active, dtype=np.int64),
-        converged=converged, n_projections=n_projections,
-        objective=np.asarray(objectives) if objective is not None else None,
+        active=active, converged=converged, n_iter=it,
+        n_passes=n_passes_total, n_projections=n_projections,
+        max_violation=maxv, residual=float(resid),
+        objective=float(objective(point)), history=hist,
     )
 
 
-class LogDetProblem:
-    """State of a LogDet (ITML) Bregman problem, with kernel-backed pieces.
-
-    Parameters
-    ----------
-    A0 : ndarray of shape (d, d)
-        Positive definite prior (not modified).
-    V : ndarray of shape (m, d)
-        Difference vectors, one row per constraint.
-    delta : ndarray of shape (m,)
-        +1 (``v^T A v <= xi``) or -1 (``v^T A v >= xi``).
-    xi0 : ndarray of shape (m,)
-        Positive targets.
-    gamma : float
-        Slack weight (``np.inf`` for hard constraints).
+@dataclass
+class LogDetResult(BregmanResult):
+    """Outcome of :func:`logdet_bregman`: a BregmanResult and per-constraint arrays.
 
     Attributes
     ----------
-    A : ndarray (d, d)
-        Current (exactly symmetric) matrix, updated in place by ``sweep``.
-    xi, lam : ndarray (m,)
-        Current slack targets and duals.
-
-    Notes
-    -----
-    ``sweep(idx)`` and ``check(idx)`` are the callables
-    :func:`cyclic_bregman` needs; another driver (an active set grown by an
-    oracle over many more constraints) may call them directly, or call
-    :func:`metric_estimators._kernels.bregman.logdet_sweep` on its own arrays.
+    matrix : ndarray of shape (d, d)
+        The solution ``A`` (a copy, exactly symmetric).
+    duals : ndarray of shape (m,)
+        Dual of each listed constraint (0 for those not remembered).
+    slack : ndarray of shape (m,)
+        Final slack target ``xi`` of each listed constraint (``xi0`` for
+        those not remembered).
     """
 
-    def __init__(self, A0, V, delta, xi0, gamma):
-        self.A0 = np.ascontiguousarray(A0, dtype=np.float64)
-        self.A = self.A0.copy()
-        self.V = np.ascontiguousarray(V, dtype=np.float64)
-        self.delta = np.ascontiguousarray(delta, dtype=np.float64)
-        self.xi0 = np.ascontiguousarray(xi0, dtype=np.float64)
-        self.xi = self.xi0.copy()
-        self.lam = np.zeros(self.V.shape[0])
-        self.gamma = float(gamma)
-        d = self.A.shape[0]
-        self._w = np.empty(d)
-        self._wn = np.empty(d)
-        self._A0_inv = None
-        self._logdet_A0 = None
-
-    def sweep(self, idx):
-        """Project onto constraints ``idx`` in order; see ``logdet_sweep``."""
-        change, viol, _ = logdet_sweep(
-            self.A, self.V, self.delta, self.xi, self.lam,
-            np.ascontiguousarray(idx, dtype=np.int64), self.gamma,
-            self._w, self._wn,
-        )
-        return change, viol
-
-    def check(self, idx):
-        """Relative violation of constraints ``idx`` (positive = violated)."""
-        idx = np.ascontiguousarray(idx, dtype=np.int64)
-        S = self.A
-        Vi = self.V[idx]
-        p = np.einsum("ij,ij->i", Vi @ S, Vi)
-        return self.delta[idx] * (p - self.xi[idx]) / self.xi[idx]
-
-    def check_kernel(self, idx):
-        """Same as :meth:`check`, computed by the numba kernel (no BLAS)."""
-        idx = np.ascontiguousarray(idx, dtype=np.int64)
-        out = np.empty(idx.size)
-        logdet_violations(self.A, self.V, self.delta, self.xi, idx, out)
-        return out
-
-    def matrix(self):
-        """The current matrix as a full symmetric array (a copy)."""
-        return self.A.copy()
-
-    def objective(self):
-        """``D_ld(A, A0) + gamma * sum_c D_ld(xi_c, xi0_c)`` at the current point."""
-        if self._A0_inv is None:
-            self._A0_inv = np.linalg.inv(self.A0)
-            self._logdet_A0 = np.linalg.slogdet(self.A0)[1]
-        S = self.A
-        sign, logdet = np.linalg.slogdet(S)
-        if sign <= 0:
-            return np.inf
-        d = S.shape[0]
-        value = np.sum(S * self._A0_inv) - logdet + self._logdet_A0 - d
-        if np.isfinite(self.gamma):
-            r = self.xi / self.xi0
-            value += self.gamma * np.sum(r - np.log(r) - 1.0)
-        return float(value)
+    matrix: np.ndarray = None
+    duals: np.ndarray = None
+    slack: np.ndarray = None
 
 
 def logdet_bregman(A0, V, delta, xi0, gamma=1.0, *, tol=1e-3, max_iter=1000,
-                   active_set=True, check_every=5, shuffle=True,
-                   random_state=None, track_objective=False, callback=None):
-    """Solve ITML's slack-penalised LogDet problem by Bregman projections.
+                   max_passes=1, active_set=True, shuffle=True,
+                   random_state=None, report=None):
+    """Solve ITML's slack-penalised LogDet problem over a list of pair constraints.
 
     See the module docstring for the exact problem and the stopping rule.
+    The driver is :func:`bregman_project_forget` with a
+    :class:`~metric_estimators.solvers.oracles.FixedListOracle` (which adds
+    every violated listed constraint, ``add_threshold=0``) and a
+    :class:`~metric_estimators.solvers.active_sets.LogDetPairConstraints`.
 
     Parameters
     ----------
@@ -315,25 +309,39 @@ def logdet_bregman(A0, V, delta, xi0, gamma=1.0, *, tol=1e-3, max_iter=1000,
         Positive targets (the bounds).
     gamma : float
         Slack weight; ``np.inf`` for hard constraints.
-    tol, max_iter, active_set, check_every, shuffle, random_state, callback
-        See :func:`cyclic_bregman`.
-    track_objective : bool
-        Record the objective after every sweep (costs one ``O(d^3)``
-        determinant per sweep).
+    tol : float
+        Tolerance on relative violations and on ITML's measure.
+    max_iter : int
+        Maximum number of iterations (each: one check of every listed
+        constraint, then ``max_passes`` passes at most).
+    max_passes : int
+        Passes over the active set per iteration.
+    active_set : bool
+        If False, every constraint joins at the first check and none is ever
+        forgotten: plain cyclic projections over the whole list.
+    shuffle, random_state
+        See :class:`~metric_estimators.solvers.active_sets.LogDetPairConstraints`.
+    report : FitReport or None
+        See :func:`bregman_project_forget`.
 
     Returns
     -------
-    BregmanResult
-        ``matrix`` is the full symmetric solution, ``slack`` the final ``xi``.
+    LogDetResult
     """
-    problem = LogDetProblem(A0, V, delta, xi0, gamma)
-    result = cyclic_bregman(
-        problem.sweep, problem.check, problem.lam, tol=tol, max_iter=max_iter,
-        active_set=active_set, check_every=check_every, shuffle=shuffle,
-        random_state=random_state,
-        objective=problem.objective if track_objective else None,
-        callback=callback,
+    V = np.ascontiguousarray(V, dtype=np.float64)
+    xi0 = np.ascontiguousarray(xi0, dtype=np.float64)
+    active = LogDetPairConstraints(A0, gamma, shuffle=shuffle,
+                                   random_state=random_state,
+                                   keep_all=not active_set)
+    res = bregman_project_forget(
+        active, FixedListOracle(V, delta, xi0), objective=active.objective,
+        tol=tol, max_iter=max_iter, max_passes=max_passes,
+        add_threshold=0.0 if active_set else -np.inf, report=report,
     )
-    result.matrix = problem.matrix()
-    result.slack = problem.xi
-    return result
+    m = V.shape[0]
+    duals = np.zeros(m)
+    duals[active.key] = active.lam
+    slack = xi0.copy()
+    slack[active.key] = active.xi
+    return LogDetResult(**vars(res), matrix=active.A.copy(), duals=duals,
+                        slack=slack)

@@ -1,9 +1,19 @@
-"""Violated-constraint oracles for Project and Forget (no scikit-learn here).
+"""Violated-constraint oracles for the Project-and-Forget driver (no scikit-learn here).
 
 An oracle looks at the current iterate and returns constraints it violates;
 Project and Forget (Sonthalia & Gilbert, "Project and Forget: Solving
 Large-Scale Metric Constrained Problems", JMLR 23, 2022) only ever stores the
-constraints an oracle returned and has not forgotten since.
+constraints an oracle returned and has not forgotten since.  Every oracle is
+called as ``oracle(point, threshold, active, precision="float64")`` and
+returns ``(*constraints, max_violation)``: the constraints violated by more
+than ``threshold``, in the layout the matching active set's ``add`` takes
+(:mod:`metric_estimators.solvers.active_sets`), and the largest violation of
+*any* constraint (remembered ones included), which the driver's stopping
+rule reads.
+
+Cycle constraints (metric nearness, correlation clustering; absolute
+violations in the units of ``x``, for
+:class:`~metric_estimators.solvers.active_sets.CycleConstraints`):
 
 For metric problems the constraints are the cycle inequalities
 ``x_uv <= sum_{f in P} x_f`` for a path ``P`` from ``u`` to ``v``.  On a graph
@@ -19,23 +29,42 @@ shortest path; the oracles return one such constraint per violated edge.
 * :class:`SparseShortestPathOracle` -- sparse graphs: Dijkstra from every
   node (``scipy.sparse.csgraph.dijkstra`` with predecessors), in chunks of
   sources so that memory stays O(chunk * n).
+
+LogDet pair constraints (ITML's problem; violations relative to the bound,
+for :class:`~metric_estimators.solvers.active_sets.LogDetPairConstraints`):
+
+* :class:`FixedListOracle` -- a given list of pairs (ITML): checks every
+  listed constraint, returns the violated ones not in the active set.
+* :class:`LabelPairOracle` -- every same-class / different-class pair of a
+  labelled data set (ProjectAndForget), scanned in blocks of rows by a numba
+  kernel (:func:`~metric_estimators._kernels.pair_oracle.scan_pair_block`),
+  never materialising the ``n^2`` pairs.
 """
 
 import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from .._kernels.metric_nearness import (
-    violated_triangles,
+from .._kernels.edges import edge_id, edges_to_matrix
+from .._kernels.shortest_paths import (
     apsp,
-    edge_id,
-    edges_to_matrix,
+    paths_from_predecessors,
     violated_paths,
 )
-from .._kernels.metric_nearness_sparse import paths_from_predecessors
+from .._kernels.triangle_oracle import violated_triangles
+from .._kernels.bregman import logdet_violations
+from .._kernels.pair_oracle import scan_pair_block
 
 __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
-           "SparseShortestPathOracle", "n_edges"]
+           "SparseShortestPathOracle", "FixedListOracle", "LabelPairOracle",
+           "ORACLE_PASS_RATIO", "n_edges"]
+
+# Cost of one oracle call relative to one stored path entry of a projection
+# pass; the estimators set how many passes run between two oracle calls
+# (deterministically) from it.  Calibrated on
+# benchmarks/bench_metric_nearness.py: the tiled triangle oracle costs about
+# 0.0125 n^3 path-entry visits of the unit-weight projection kernel.
+ORACLE_PASS_RATIO = 0.0125
 
 
 def n_edges(n):
@@ -50,7 +79,7 @@ class DenseShortestPathOracle:
     ----------
     n : int
         Number of nodes; the iterate is the edge vector of length
-        ``n (n - 1) / 2`` (see :func:`~metric_estimators._kernels.metric_nearness.edge_id`).
+        ``n (n - 1) / 2`` (see :func:`~metric_estimators._kernels.edges.edge_id`).
     edge_mask : bool ndarray of shape (n (n - 1) / 2,) or None
         Edges whose cycle inequalities are checked (all by default).
     """
@@ -73,8 +102,8 @@ class DenseShortestPathOracle:
             self._D[dtype] = np.empty((self.n, self.n), dtype=dtype)
         return self._D[dtype]
 
-    def __call__(self, x, threshold, precision="float64"):
-        """Constraints violated by more than ``threshold`` at ``x``.
+    def __call__(self, x, threshold, active=None, precision="float64"):
+        """Return the constraints violated by more than ``threshold`` at ``x``.
 
         ``precision="float32"`` runs the shortest-path computation in single
         precision (twice the SIMD width, half the memory traffic); the
@@ -83,8 +112,10 @@ class DenseShortestPathOracle:
         ``1e-6`` times the largest edge length.
 
         Returns ``(cons_edge, ptr, path, max_violation)``: the constraints in
-        CSR form (see :mod:`metric_estimators._kernels.metric_nearness`) and
+        CSR form (see :mod:`metric_estimators._kernels.edges`) and
         the largest violation of any cycle inequality (or negativity).
+        ``active`` is not used (every edge is checked, and the active set
+        drops the constraints it already holds).
         """
         n = self.n
         if n < 3:
@@ -106,21 +137,21 @@ class DenseShortestPathOracle:
 
 
 class DenseTriangleOracle(DenseShortestPathOracle):
-    """Triangle oracle on the complete graph: for every edge ``uv`` violating
-    some triangle inequality, the most violated triangle ``(u, w, v)``.
+    """Triangle oracle on the complete graph: most violated triangles per edge.
 
-    On a complete graph the triangle inequalities already describe the metric
+    For every edge ``uv`` violating some triangle inequality it returns the
+    most violated triangle ``(u, w, v)``.  On a complete graph the triangle inequalities already describe the metric
     polytope, so this oracle is as complete as the shortest-path one; it
     returns shallower cuts but its paths never need a hop-by-hop recovery:
     one min-plus square ``X (x) X`` with its argmin, on the upper triangle
     only (O(n^3 / 2), tiled, vectorised and parallel,
-    :func:`~metric_estimators._kernels.metric_nearness.triangle_argmin`).  It is the better choice when shortest
-    paths are long (many near-zero lengths, as in correlation clustering).
+    :func:`~metric_estimators._kernels.triangle_oracle.triangle_argmin`).
+    It is the better choice when shortest paths are long (many near-zero
+    lengths, as in correlation clustering).
     """
 
-    def __call__(self, x, threshold, precision="float64"):
-        """Most violated triangle of every edge violated by more than
-        ``threshold``.
+    def __call__(self, x, threshold, active=None, precision="float64"):
+        """Return the most violated triangle of each edge violated beyond ``threshold``.
 
         ``precision="float32"`` runs the min-plus search in single precision
         (twice the SIMD width); the violation of every returned triangle is
@@ -193,7 +224,8 @@ class SparseShortestPathOracle:
 
     supports_float32 = False
 
-    def __call__(self, x, threshold, precision="float64"):
+    def __call__(self, x, threshold, active=None, precision="float64"):
+        """Return the shortest-path constraints violated beyond ``threshold``."""
         n = self.n
         # explicit tiny lengths instead of zeros, which csgraph could drop
         lengths = np.maximum(x, 0.0)[self._eid]
@@ -227,10 +259,154 @@ class SparseShortestPathOracle:
                 np.concatenate(paths), maxv)
 
 
-def dense_edge_index(n):
-    """(rows, cols) of the edges of the complete graph, in edge-id order."""
-    r, c = np.triu_indices(n, k=1)
-    return r.astype(np.int64), c.astype(np.int64)
+class FixedListOracle:
+    """Oracle over a fixed list of LogDet pair constraints (ITML).
+
+    Parameters
+    ----------
+    V : ndarray of shape (m, d)
+        Difference vectors of the listed pairs.
+    delta : ndarray of shape (m,)
+        +1 for similar (``v^T A v <= xi``), -1 for dissimilar pairs.
+    xi0 : ndarray of shape (m,)
+        Positive bounds.
+
+    Notes
+    -----
+    A call checks every listed constraint at ``A`` (numba,
+    :func:`~metric_estimators._kernels.bregman.logdet_violations`):
+    those outside the active set against ``xi0`` -- the violated ones are
+    returned, keyed by their index in the list -- and the remembered ones
+    against their current slack.
+    """
+
+    supports_float32 = False
+
+    def __init__(self, V, delta, xi0):
+        self.V = np.ascontiguousarray(V, dtype=np.float64)
+        self.delta = np.ascontiguousarray(delta, dtype=np.float64)
+        self.xi0 = np.ascontiguousarray(xi0, dtype=np.float64)
+
+    def __call__(self, A, threshold, active, precision="float64"):
+        """Return ``(key, V, delta, xi0, max_violation)`` of violated listed pairs."""
+        outside = np.ones(self.V.shape[0], dtype=np.bool_)
+        outside[active.key] = False
+        idx = np.flatnonzero(outside).astype(np.int64)
+        viol = np.empty(idx.size)
+        logdet_violations(A, self.V, self.delta, self.xi0, idx, viol)
+        maxv = max(float(viol.max()) if idx.size else 0.0,
+                   active.max_violation())
+        new = idx[viol > threshold]
+        return new, self.V[new], self.delta[new], self.xi0[new], maxv
+
+
+class LabelPairOracle:
+    """Oracle over every labelled pair of a data set (ProjectAndForget).
+
+    Same-class pairs ``(i, j)`` must satisfy ``d_A(x_i, x_j)^2 <= low``,
+    different-class pairs ``d_A(x_i, x_j)^2 >= high``.  A call scans all
+    ``n (n - 1) / 2`` pairs in blocks of ``block_size`` rows (numba,
+    :func:`~metric_estimators._kernels.pair_oracle.scan_pair_block`, memory
+    ``O(block_size * n)``), skipping the remembered pairs and ``skip_pairs``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y : int ndarray of shape (n,)
+        Class indices.
+    low, high : float
+        The bounds.
+    block_size : int, default=512
+        Rows per block of the scan.
+    max_new : int, default=5000
+        At most this many violated pairs (the most violated) are returned
+        per call.
+    skip_pairs : int ndarray of shape (k, 2) or None
+        Pairs ``i < j`` that are never constraints (different-class pairs of
+        identical points, which no metric separates).
+
+    Notes
+    -----
+    Pairs are keyed ``i * n + j``.  The largest violation returned covers
+    every pair: the scanned ones against their bound, the remembered ones
+    against their current slack.
+    """
+
+    supports_float32 = False
+
+    def __init__(self, X, y, low, high, *, block_size=512, max_new=5000,
+                 skip_pairs=None):
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.y = np.ascontiguousarray(y, dtype=np.int64)
+        self.low = float(low)
+        self.high = float(high)
+        self.block_size = int(block_size)
+        self.max_new = int(max_new)
+        n = self.X.shape[0]
+        skip = (np.empty((0, 2), np.int64) if skip_pairs is None
+                else np.asarray(skip_pairs, dtype=np.int64).reshape(-1, 2))
+        self.skip_keys = skip[:, 0] * n + skip[:, 1]
+
+    @property
+    def n_pairs(self):
+        """Number of pairs that are constraints (all pairs but ``skip_pairs``)."""
+        n = self.X.shape[0]
+        return n * (n - 1) // 2 - self.skip_keys.size
+
+    def _scan(self, Z, skip, threshold):
+        """Return ``(i, j, violation, max)`` of the violated pairs outside ``skip``."""
+        n = Z.shape[0]
+        sq = np.einsum("ij,ij->i", Z, Z)
+        srow = skip // n
+        scol = (skip % n).astype(np.int64)
+        skip_start = np.searchsorted(srow, np.arange(n + 1)).astype(np.int64)
+        B = self.block_size
+        cap = max(16, min(n, 4 * self.max_new // max(B, 1) + 16))
+        I, J, Vv = [], [], []
+        maxv = 0.0
+        ki = np.empty((B, cap), dtype=np.int64)
+        kj = np.empty((B, cap), dtype=np.int64)
+        kv = np.empty((B, cap), dtype=np.float64)
+        counts = np.empty(B, dtype=np.int64)
+        rowmax = np.empty(B, dtype=np.float64)
+        for i0 in range(0, n, B):
+            i1 = min(n, i0 + B)
+            scan_pair_block(Z, sq, self.y, i0, i1, self.low, self.high,
+                            threshold, skip_start, scol, ki, kj, kv, counts,
+                            rowmax)
+            r = i1 - i0
+            maxv = max(maxv, float(rowmax[:r].max()))
+            c = np.minimum(counts[:r], cap)
+            mask = np.arange(cap)[None, :] < c[:, None]
+            I.append(ki[:r][mask])
+            J.append(kj[:r][mask])
+            Vv.append(kv[:r][mask])
+        return np.concatenate(I), np.concatenate(J), np.concatenate(Vv), maxv
+
+    def __call__(self, A, threshold, active, precision="float64"):
+        """Return ``(key, V, delta, xi0, max_violation)`` of the violated pairs."""
+        X = self.X
+        Z = np.ascontiguousarray(X @ _factor(A))
+        skip = np.concatenate((active.key, self.skip_keys))
+        skip.sort()
+        I, J, viol, maxv = self._scan(Z, skip, threshold)
+        maxv = max(maxv, active.max_violation())
+        if I.size > self.max_new:
+            top = np.argsort(-viol, kind="stable")[:self.max_new]
+            top.sort()
+            I, J = I[top], J[top]
+        delta = np.where(self.y[I] == self.y[J], 1.0, -1.0)
+        xi0 = np.where(delta > 0, self.low, self.high)
+        return I * X.shape[0] + J, X[I] - X[J], delta, xi0, maxv
+
+
+def _factor(A):
+    """Return ``C`` with ``A = C C^T`` (Cholesky, else eigenvalues clipped at 0)."""
+    try:
+        return np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        w, Q = np.linalg.eigh((A + A.T) / 2)
+        return Q * np.sqrt(np.maximum(w, 0.0))
 
 
 # re-exported for convenience

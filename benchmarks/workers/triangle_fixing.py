@@ -1,7 +1,8 @@
-"""Triangle fixing (Brickell, Dhillon, Sra & Tropp, "The metric nearness
-problem", SIAM J. Matrix Anal. Appl. 30(1), 2008) for L2 metric nearness.
+"""Triangle fixing for L2 metric nearness: the benchmarks' baseline.
 
-Benchmark baseline only (written from the paper's description): cyclic
+Brickell, Dhillon, Sra & Tropp, "The metric nearness problem", SIAM J. Matrix
+Anal. Appl. 30(1), 2008. Benchmark baseline only, written from the paper's
+description and self-contained (it uses nothing from metric_estimators): cyclic
 Hildreth projections onto *every* triangle inequality, in a fixed order, with
 one dual per (triangle, side) -- ``3 C(n, 3)`` duals, so memory is Theta(n^3)
 and every sweep costs Theta(n^3).  Stops when a sweep finds no violation
@@ -17,6 +18,7 @@ from numba import njit
 
 @njit(cache=True, nogil=True)
 def _sweep(X, z):
+    """One cyclic pass of Hildreth projections over every triangle inequality."""
     n = X.shape[0]
     t = 0
     maxv = 0.0

@@ -1,0 +1,68 @@
+"""What every worker shares: read the job, time, measure memory, print the result.
+
+A worker is run as ``python -m benchmarks.workers.<name> '<job JSON>'`` (the
+job may also come on stdin). The job always has ``dataset``, ``impl`` and
+``params``. The worker prints exactly one line starting with
+:data:`RESULT_MARK` followed by a JSON object (or a list of objects, one per
+result row); anything else it or its libraries print is ignored. A failure is
+reported as ``{"error": "..."}`` in that line (and the traceback on stderr),
+so the runner records it as a row instead of losing it.
+
+Standard library only: this module runs in every peer's virtual environment.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import traceback
+
+RESULT_MARK = "@@bench-result@@ "  # the runner looks for this prefix
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MB (Linux: ru_maxrss in KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def read_job(argv: list[str]) -> dict:
+    """The job from ``argv[1]`` if given, else from stdin."""
+    job = json.loads(argv[1] if len(argv) > 1 else sys.stdin.read())
+    job.setdefault("params", {})
+    return job
+
+
+def _jsonable(value):
+    """JSON fallback for numpy scalars and arrays."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+def describe(exc: BaseException) -> str:
+    """One-line error text; MemoryError reads 'out of memory'."""
+    if isinstance(exc, MemoryError):
+        return "out of memory"
+    return f"{type(exc).__name__}: {exc}".strip()[:500]
+
+
+def emit(result) -> None:
+    """Print the result line."""
+    print(RESULT_MARK + json.dumps(result, default=_jsonable), flush=True)
+
+
+def main(run, argv: list[str] | None = None) -> int:
+    """Worker entry point: ``run(job)`` returns the result; print it; exit status."""
+    job = read_job(sys.argv if argv is None else argv)
+    try:
+        result = run(job)
+        code = 0
+    except BaseException as exc:  # every failure becomes a row, not just a traceback
+        traceback.print_exc(file=sys.stderr)
+        result = {"error": describe(exc)}
+        code = 1
+    emit(result)
+    return code

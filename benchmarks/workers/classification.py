@@ -1,0 +1,183 @@
+"""LMNN / ITML_Supervised side by side: one learner, one data set, 3-NN accuracy.
+
+Job: ``{"dataset": "iris" | "wine" | "breast_cancer" | "digits" |
+"synth-<n>-<d>", "impl": "ours" | "metric_learn" | "pylmnn" | "mlpack" |
+"euclidean", "params": {"algo": "lmnn" | "itml_supervised", ...learner
+keyword overrides}}``.
+
+Every implementation, identically: load the data; 70/30 stratified split
+(``random_state=0``); StandardScaler fitted on the training part; time
+``learner.fit(X_train, y_train)`` alone (``time.perf_counter``); 3-NN
+(``KNeighborsClassifier(n_neighbors=3)``) fitted on the transformed training
+part, scored on the transformed test part. Peak RSS (``ru_maxrss``) is read
+before and right after ``fit``.
+
+Runs in the peers' environments too (scikit-learn 1.2 to 1.9): only APIs
+present in all of them.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from benchmarks.workers import _protocol
+
+TEST_SIZE = 0.3
+SPLIT_SEED = 0
+KNN_NEIGHBORS = 3
+
+
+def make_synthetic(n_samples: int, n_features: int):
+    """``synth-<n>-<d>``: 10 classes, at most 20 informative features, the rest noise."""
+    from sklearn.datasets import make_classification
+
+    return make_classification(
+        n_samples=n_samples, n_features=n_features, n_informative=min(n_features, 20),
+        n_redundant=0, n_repeated=0, n_classes=10, n_clusters_per_class=2,
+        class_sep=1.0, flip_y=0.01, random_state=0,
+    )
+
+
+def load_dataset(name: str):
+    """``(X, y)`` for a bundled scikit-learn data set or ``synth-<n>-<d>``."""
+    from sklearn import datasets
+
+    bundled = {"iris": datasets.load_iris, "wine": datasets.load_wine,
+               "breast_cancer": datasets.load_breast_cancer, "digits": datasets.load_digits}
+    if name in bundled:
+        return bundled[name](return_X_y=True)
+    parts = name.split("-")
+    if len(parts) == 3 and parts[0] == "synth" and parts[1].isdigit() and parts[2].isdigit():
+        return make_synthetic(int(parts[1]), int(parts[2]))
+    raise ValueError(f"unknown dataset {name!r}")
+
+
+def split_scaled(X, y):
+    """70/30 stratified split (seed 0), StandardScaler fitted on the training part."""
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=TEST_SIZE, stratify=y, random_state=SPLIT_SEED)
+    scaler = StandardScaler().fit(X_train)
+    return scaler.transform(X_train), scaler.transform(X_test), y_train, y_test
+
+
+def knn_accuracy(Z_train, y_train, Z_test, y_test) -> float:
+    """3-NN test accuracy in an (already transformed) space."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    knn = KNeighborsClassifier(n_neighbors=KNN_NEIGHBORS).fit(Z_train, y_train)
+    return float(knn.score(Z_test, y_test))
+
+
+class MlpackLMNN:
+    """fit/transform adapter around the functional ``mlpack.lmnn`` binding."""
+
+    def __init__(self, lmnn, **params):
+        self._lmnn = lmnn
+        self.params = params
+
+    def fit(self, X, y):
+        """Learn L. mlpack is column-major: ``output`` holds L.T (``X @ output`` maps)."""
+        self.components_ = self._lmnn(input_=X, labels=y, **self.params)["output"].T
+        return self
+
+    def transform(self, X):
+        return X @ self.components_.T
+
+
+def _unsupported(impl, algo):
+    return ValueError(f"{impl} has no {algo!r} learner")
+
+
+def build_ours(algo, params):
+    """This project's learners, n_neighbors=3 and a fixed seed as for the peers."""
+    import metric_estimators
+    from metric_estimators import LMNN, ITML_Supervised
+
+    version = getattr(metric_estimators, "__version__", "dev")
+    if algo == "lmnn":
+        return version, LMNN(**{"n_neighbors": 3, "random_state": 0, **params})
+    if algo == "itml_supervised":
+        return version, ITML_Supervised(**{"random_state": 0, **params})
+    raise _unsupported("ours", algo)
+
+
+def build_metric_learn(algo, params):
+    """metric-learn 0.7.0's defaults, n_neighbors=3 and a fixed seed."""
+    import metric_learn
+
+    if algo == "lmnn":
+        learner = metric_learn.LMNN(**{"n_neighbors": 3, "random_state": 0, **params})
+    elif algo == "itml_supervised":
+        learner = metric_learn.ITML_Supervised(**{"random_state": 0, **params})
+    else:
+        raise _unsupported("metric_learn", algo)
+    return metric_learn.__version__, learner
+
+
+def build_pylmnn(algo, params):
+    """PyLMNN's defaults, n_neighbors=3 and a fixed seed (LMNN only)."""
+    from importlib.metadata import version
+
+    from pylmnn import LargeMarginNearestNeighbor
+
+    if algo != "lmnn":
+        raise _unsupported("pylmnn", algo)
+    return version("PyLMNN"), LargeMarginNearestNeighbor(
+        **{"n_neighbors": 3, "random_state": 0, **params})
+
+
+def build_mlpack(algo, params):
+    """mlpack with k=3, L-BFGS (its default is AMSGrad) and seed=1 (0 = from the clock)."""
+    from importlib.metadata import version
+
+    import mlpack
+
+    if algo != "lmnn":
+        raise _unsupported("mlpack", algo)
+    return version("mlpack"), MlpackLMNN(
+        mlpack.lmnn, **{"k": 3, "optimizer": "lbfgs", "seed": 1, **params})
+
+
+def build_euclidean(algo, params):
+    """No learner: 3-NN on the standardised features is the baseline."""
+    import sklearn
+
+    return f"scikit-learn {sklearn.__version__}", None
+
+
+BUILDERS = {"ours": build_ours, "metric_learn": build_metric_learn, "pylmnn": build_pylmnn,
+            "mlpack": build_mlpack, "euclidean": build_euclidean}
+
+
+def run(job: dict) -> dict:
+    """Fit one learner on one data set; fit time, accuracy, memory."""
+    params = dict(job["params"])
+    algo = params.pop("algo")
+    impl = job["impl"]
+    if impl not in BUILDERS:
+        raise ValueError(f"unknown impl {impl!r}; known: {', '.join(BUILDERS)}")
+    X_train, X_test, y_train, y_test = split_scaled(*load_dataset(job["dataset"]))
+    out = {"n_train": int(X_train.shape[0]), "n_features": int(X_train.shape[1]),
+           "rss_before_fit_mb": _protocol.peak_rss_mb()}
+    out["version"], learner = BUILDERS[impl](algo, params)
+    if learner is None:
+        Z_train, Z_test = X_train, X_test
+    else:
+        start = time.perf_counter()
+        learner.fit(X_train, y_train)
+        out["fit_time"] = time.perf_counter() - start
+        out["peak_rss_mb"] = _protocol.peak_rss_mb()
+        Z_train, Z_test = learner.transform(X_train), learner.transform(X_test)
+        if getattr(learner, "n_iter_", None) is not None:
+            out["n_iter"] = int(learner.n_iter_)
+    out.setdefault("peak_rss_mb", _protocol.peak_rss_mb())
+    out["accuracy"] = knn_accuracy(Z_train, y_train, Z_test, y_test)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(_protocol.main(run))

@@ -1,0 +1,125 @@
+"""Correlation clustering LP of one networkx graph: ours (Project and Forget) or cvxpy.
+
+Job: ``{"dataset": "<graph>-<n>", "impl": "ours" | "cvxpy", "params":
+{"gamma": 10.0, "tol": 1e-2, "seed": 0}}``. Graphs: ``planted``:
+``networkx.planted_partition_graph(k, n // k, 0.9, 0.1)`` with
+``k = max(2, n // 100)`` communities; ``lfr``: ``networkx.LFR_benchmark_graph(n,
+2.5, 1.5, 0.1, average_degree=20, max_degree=50, min_community=50,
+max_community=200)``. The graph becomes a complete signed graph: +1 for an
+edge, -1 for a non-edge.
+
+``ours``: ``CorrelationClustering(gamma, tol, random_state=0, max_iter=1000)``
+after a warm-up fit that loads the numba cache; ``fit_time`` is the whole
+``fit`` (LP, rounding, local search). Reported: LP objective, the dual lower
+bound, the pivot and final costs, the planted partition's cost, adjusted Rand
+index against the planted communities, peak RSS (``ru_maxrss`` KiB / 1e6 =
+"GB", as published). ``cvxpy``: the unregularised LP with every triangle
+inequality, Clarabel.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+import warnings
+
+from benchmarks.workers import _protocol
+from benchmarks.workers.metric_nearness import triangles
+
+MAX_ITER = 1000
+
+
+def graph(kind: str, n: int, seed: int):
+    """``(signed matrix A, planted labels, number of edges)``."""
+    import networkx as nx
+    import numpy as np
+
+    if kind == "planted":
+        k = max(2, n // 100)
+        G = nx.planted_partition_graph(k, n // k, 0.9, 0.1, seed=seed)
+        truth = np.repeat(np.arange(k), n // k)
+        n = k * (n // k)
+    elif kind == "lfr":
+        G = nx.LFR_benchmark_graph(n, 2.5, 1.5, 0.1, average_degree=20, max_degree=50,
+                                   min_community=50, max_community=200, seed=seed)
+        truth = np.empty(n, dtype=int)
+        communities = {frozenset(G.nodes[v]["community"]) for v in G}
+        for c, members in enumerate(communities):
+            truth[list(members)] = c
+    else:
+        raise ValueError(f"unknown graph {kind!r}")
+    adjacency = nx.to_numpy_array(G, nodelist=range(n))
+    A = np.where(adjacency > 0, 1.0, -1.0)
+    np.fill_diagonal(A, 0.0)
+    return A, truth, G.number_of_edges()
+
+
+def planted_cost(A, truth) -> float:
+    """Disagreements of the planted partition."""
+    import numpy as np
+
+    iu = np.triu_indices(A.shape[0], 1)
+    same = truth[iu[0]] == truth[iu[1]]
+    a = A[iu]
+    return float(np.sum(np.where(a > 0, a * ~same, -a * same)))
+
+
+def solve_ours(A, truth, params) -> dict:
+    """CorrelationClustering (public API) on ``A``."""
+    import numpy as np
+    from sklearn.metrics import adjusted_rand_score
+
+    from metric_estimators import CorrelationClustering
+
+    CorrelationClustering().fit(A[:20, :20])  # load numba's cache
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True):
+        cc = CorrelationClustering(gamma=params["gamma"], tol=params["tol"], random_state=0,
+                                   max_iter=MAX_ITER).fit(A)
+    return {"fit_time": time.perf_counter() - start, "lp_objective": cc.lp_objective_,
+            "lower_bound": cc.lower_bound_, "rounded_cost": cc.cost_,
+            "pivot_cost": getattr(cc, "pivot_cost_", cc.cost_),
+            "local_sweeps": getattr(cc, "n_local_sweeps_", 0), "n_iter": cc.n_iter_,
+            "n_active": cc.n_active_, "converged": bool(cc.converged_),
+            "violation": cc.violation_,
+            "ari": float(adjusted_rand_score(truth, cc.labels_)),
+            "n_clusters": int(np.unique(cc.labels_).size),
+            "planted_cost": planted_cost(A, truth)}
+
+
+def solve_cvxpy(A) -> dict:
+    """The exact LP, every triangle inequality, cvxpy + Clarabel."""
+    import cvxpy as cp
+    import numpy as np
+
+    n = A.shape[0]
+    a = A[np.triu_indices(n, 1)]
+    ij, ik, kj = triangles(n)
+    start = time.perf_counter()
+    x = cp.Variable(a.size)
+    w, d = np.abs(a), (a < 0).astype(float)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(w, cp.abs(x - d)))),
+                      [x[ij] <= x[ik] + x[kj], x >= 0, x <= 1])
+    prob.solve(solver="CLARABEL")
+    return {"fit_time": time.perf_counter() - start, "lp_objective": float(prob.value)}
+
+
+def run(job: dict) -> dict:
+    """Solve one graph's LP with one method."""
+    kind, _, n = job["dataset"].rpartition("-")
+    params = job["params"]
+    A, truth, n_edges = graph(kind, int(n), params.get("seed", 0))
+    if job["impl"] == "ours":
+        out = solve_ours(A, truth, params)
+    elif job["impl"] == "cvxpy":
+        out = solve_cvxpy(A)
+    else:
+        raise ValueError(f"unknown impl {job['impl']!r}")
+    out.update(n=int(A.shape[0]), n_edges=n_edges,
+               peak_rss_gb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(_protocol.main(run))

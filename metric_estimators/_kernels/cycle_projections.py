@@ -1,0 +1,162 @@
+"""numba kernels: Hildreth projections onto the metric polytope (Project and Forget).
+
+One pass of Bregman projections with Hildreth's correction over a block of
+cycle constraints ``x_e - sum_{f in P} x_f <= 0`` (stored in the CSR form of
+:mod:`metric_estimators._kernels.edges`) for the weighted squared L2
+objective (:func:`project_paths_l2`, and :func:`project_triangles_unit` for
+triangles under a uniform weight) and for the KL divergence
+(:func:`project_paths_kl`), and over the bounds ``x_e >= 0``
+(:func:`project_nonnegative`).  Each pass returns the largest
+complementary-slackness residual it met (:func:`slackness_residual`).
+"""
+
+import numpy as np
+from numba import njit
+
+from .bregman import hildreth_correction
+
+__all__ = [
+    "project_nonnegative",
+    "project_paths_kl",
+    "project_paths_l2",
+    "project_triangles_unit",
+    "slackness_residual",
+]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def slackness_residual(s, z):
+    """Complementary-slackness residual of ``a^T x - b = s`` with dual ``z``.
+
+    ``|s|`` for a constraint with a positive dual (it must be tight), the
+    violation ``max(s, 0)`` for the others.
+    """
+    return abs(s) if z > 0.0 else max(s, 0.0)
+
+
+@njit(cache=True, nogil=True)
+def project_paths_l2(x, winv, cons_edge, ptr, path, z, start, stop):
+    """One Hildreth pass over cycle constraints ``start <= c < stop``.
+
+    Weighted squared L2 (``f(x) = 1/2 sum_e w_e x_e^2``): the projection of
+    ``x`` onto ``x_e - sum_P x_f <= 0`` moves ``x_e`` by ``-delta / w_e`` and
+    every path edge by ``+delta / w_f``, with Hildreth's correction
+    (:func:`metric_estimators._kernels.bregman.hildreth_correction`)
+    ``delta = max(theta, -z_c)``, ``theta = (x_e - sum_P x_f) /
+    (1/w_e + sum_P 1/w_f)``; the dual becomes ``z_c + delta >= 0``.
+
+    Returns
+    -------
+    residual : float
+        Largest complementary-slackness residual met during the pass:
+        ``|x_e - sum_P x_f|`` for constraints with a positive dual, the
+        violation ``max(0, x_e - sum_P x_f)`` for the others.
+    """
+    resid = 0.0
+    for c in range(start, stop):
+        e = cons_edge[c]
+        s = x[e]
+        den = winv[e]
+        for p in range(ptr[c], ptr[c + 1]):
+            f = path[p]
+            s -= x[f]
+            den += winv[f]
+        zc = z[c]
+        r = slackness_residual(s, zc)
+        if r > resid:
+            resid = r
+        # Hildreth: step c = min(z, -theta) towards the half-space's
+        # interior, i.e. the primal moves by delta = -c along -W^-1 a
+        step, z[c] = hildreth_correction(zc, -s / den)
+        delta = -step
+        if delta != 0.0:
+            x[e] -= delta * winv[e]
+            for p in range(ptr[c], ptr[c + 1]):
+                f = path[p]
+                x[f] += delta * winv[f]
+    return resid
+
+
+@njit(cache=True, nogil=True)
+def project_triangles_unit(x, winv, cons_edge, path, z, start, stop):
+    """:func:`project_paths_l2` for triangles under a uniform weight.
+
+    Every constraint is ``x_e - x_f - x_g <= 0`` with ``f = path[2c]``,
+    ``g = path[2c + 1]``, and every variable has the same inverse weight
+    ``winv``: the projection moves the three entries by the same amount and
+    needs no weight loads and no division -- three times fewer random memory
+    accesses per constraint than the general kernel, and the same iterates
+    (up to rounding).
+    """
+    resid = 0.0
+    third = 1.0 / (3.0 * winv)
+    for c in range(start, stop):
+        e = cons_edge[c]
+        f = path[2 * c]
+        g = path[2 * c + 1]
+        s = x[e] - x[f] - x[g]
+        zc = z[c]
+        r = slackness_residual(s, zc)
+        if r > resid:
+            resid = r
+        step, z[c] = hildreth_correction(zc, -s * third)
+        d = step * winv
+        x[e] += d
+        x[f] -= d
+        x[g] -= d
+    return resid
+
+
+@njit(cache=True, nogil=True)
+def project_paths_kl(x, cons_edge, ptr, path, z, start, stop):
+    """One Hildreth-Bregman pass for the KL divergence over cycle constraints.
+
+    ``f(x) = sum_e x_e log x_e - x_e`` (so ``D_f(x, d)`` is the generalised
+    Kullback-Leibler divergence ``sum x log(x / d) - x + d``, ``x > 0``).
+    The Bregman projection of ``x`` onto ``x_e - S <= 0``, ``S = sum_P x_f``,
+    moves ``log x`` along the constraint normal: ``x_e <- x_e exp(c)``,
+    ``x_f <- x_f exp(-c)``; it is tight for ``c = theta = log(S / x_e) / 2``
+    (closed form because every coefficient is +-1).  With the dual ``z_c``
+    the step is Hildreth's ``c = min(z_c, theta)`` and ``z_c <- z_c - c``
+    (Bregman 1967; Censor & Zenios, *Parallel Optimization*, 1997, ch. 6).
+    Iterates stay positive.
+
+    Returns the complementary-slackness residual as :func:`project_paths_l2`
+    (in the units of ``x``).
+    """
+    resid = 0.0
+    for c in range(start, stop):
+        e = cons_edge[c]
+        xe = x[e]
+        S = 0.0
+        for p in range(ptr[c], ptr[c + 1]):
+            S += x[path[p]]
+        sres = xe - S
+        zc = z[c]
+        r = slackness_residual(sres, zc)
+        if r > resid:
+            resid = r
+        theta = 0.5 * np.log(S / xe)
+        step, z[c] = hildreth_correction(zc, theta)
+        if step != 0.0:
+            x[e] = xe * np.exp(step)
+            q = np.exp(-step)
+            for p in range(ptr[c], ptr[c + 1]):
+                f = path[p]
+                x[f] *= q
+    return resid
+
+
+@njit(cache=True, nogil=True)
+def project_nonnegative(x, winv, z):
+    """Hildreth pass over ``-x_e <= 0`` for every edge; returns the residual."""
+    resid = 0.0
+    for e in range(x.shape[0]):
+        s = -x[e]
+        zc = z[e]
+        r = slackness_residual(s, zc)
+        if r > resid:
+            resid = r
+        step, z[e] = hildreth_correction(zc, -s / winv[e])
+        x[e] -= step * winv[e]
+    return resid

@@ -1,0 +1,168 @@
+"""numba kernels for the triangle oracle (Project and Forget).
+
+A tiled min-plus square ``X (x) X`` with its argmin on the upper triangle
+(:func:`triangle_argmin`), then one scan per violated edge for its most
+violated triangle (:func:`violated_triangles`): cycle constraints with paths
+of two edges, in the CSR form of :mod:`metric_estimators._kernels.edges`.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .edges import edge_id, edge_row_offset
+
+__all__ = ["triangle_argmin", "violated_triangles"]
+
+_TRI_BI = 16   # rows of a tile (reuse of every loaded X[k, j0:j1])
+_TRI_BJ = 128  # columns of a tile
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _minplus_arg_row(src, gsrc, dst, gdst, a, xk, k, L):
+    # dst[j] = min(src[j], a + xk[j]) and gdst[j] = k where the minimum moved.
+    # Separate source and destination buffers and an arithmetic select for
+    # the index make every store unconditional, so LLVM emits vector
+    # compare/blend instead of (slow, on AMD) masked stores.
+    for jj in range(L):
+        s = a + xk[jj]
+        d = src[jj]
+        c = s < d
+        dst[jj] = s if c else d
+        g = gsrc[jj]
+        gdst[jj] = g + (k - g) * c
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _minplus_arg_tile(src, gsrc, dst, gdst, X, k, i0, i1, j0, j1):
+    # one k-step of a tile: row ii of dst/gdst from row ii of src/gsrc
+    xk = X[k, j0:j1]
+    xi = X[k, i0:i1]  # = X[i0:i1, k] (X is symmetric), contiguous
+    for ii in range(i1 - i0):
+        _minplus_arg_row(src[ii], gsrc[ii], dst[ii], gdst[ii], xi[ii], xk,
+                         np.int32(k), j1 - j0)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def triangle_argmin(X, out, arg):
+    """``out[i, j] = min_k X[i, k] + X[k, j]`` and its argmin, for ``i < j``.
+
+    ``X`` is symmetric (float32 or float64, zero diagonal); only tiles that
+    meet the strict upper triangle are computed (the entries of ``out`` and
+    ``arg`` below the diagonal of those tiles are computed too, the others
+    are left untouched).  Tiles of ``_TRI_BI x _TRI_BJ`` entries are
+    accumulated over all ``k`` in two ping-pong buffers (vectorised, each
+    loaded row segment reused ``_TRI_BI`` times); the tiles are independent
+    and run in parallel, so the result does not depend on the thread count.
+    With a zero diagonal the terms ``k = i`` and ``k = j`` equal ``X[i, j]``,
+    so ``X[i, j] - out[i, j] > 0`` exactly when the triangle
+    ``(i, arg[i, j], j)`` is violated, and it is the most violated one
+    through ``ij``.
+    """
+    n = X.shape[0]
+    BI = _TRI_BI
+    BJ = _TRI_BJ
+    nbi = (n + BI - 1) // BI
+    nbj = (n + BJ - 1) // BJ
+    tasks = np.empty((nbi * nbj, 2), dtype=np.int64)
+    ntask = 0
+    for ib in range(nbi):
+        for jb in range(nbj):
+            if min(n, (jb + 1) * BJ) - 1 > ib * BI:
+                tasks[ntask, 0] = ib
+                tasks[ntask, 1] = jb
+                ntask += 1
+    for t in prange(ntask):
+        i0 = tasks[t, 0] * BI
+        i1 = min(n, i0 + BI)
+        j0 = tasks[t, 1] * BJ
+        j1 = min(n, j0 + BJ)
+        L = j1 - j0
+        A = np.full((BI, BJ), np.inf, dtype=X.dtype)
+        B = np.empty((BI, BJ), dtype=X.dtype)
+        GA = np.zeros((BI, BJ), dtype=np.int32)
+        GB = np.zeros((BI, BJ), dtype=np.int32)
+        k = 0
+        while k + 1 < n:
+            _minplus_arg_tile(A, GA, B, GB, X, k, i0, i1, j0, j1)
+            _minplus_arg_tile(B, GB, A, GA, X, k + 1, i0, i1, j0, j1)
+            k += 2
+        if k < n:
+            _minplus_arg_tile(A, GA, B, GB, X, k, i0, i1, j0, j1)
+            A[:] = B
+            GA[:] = GB
+        out[i0:i1, j0:j1] = A[:i1 - i0, :L]
+        arg[i0:i1, j0:j1] = GA[:i1 - i0, :L]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _triangle_hops(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax):
+    # hop[e] = the apex w of the most violated triangle of edge e = uv, or -1;
+    # the violation is recomputed in float64 from X (M and W may come from a
+    # float32 min-plus square).  Rows are dealt out cyclically over the
+    # threads (row u has n - u - 1 edges).
+    nt = 64
+    for t in prange(nt):
+        for u in range(t, n, nt):
+            base = edge_row_offset(u, n)
+            best = 0.0
+            xu = X[u]
+            for v in range(u + 1, n):
+                e = base + v
+                hop[e] = -1
+                if not edge_mask[e]:
+                    continue
+                viol = xu[v] - mscale * M[u, v]
+                if viol > 0.5 * threshold:
+                    w = W[u, v]
+                    viol = xu[v] - xu[w] - X[w, v]
+                    if viol > threshold:
+                        hop[e] = w
+                if viol > best:
+                    best = viol
+            rowmax[u] = best
+
+
+@njit(cache=True, nogil=True)
+def _collect_triangles(n, hop):
+    k = 0
+    for e in range(hop.shape[0]):
+        if hop[e] >= 0:
+            k += 1
+    ce = np.empty(k, dtype=np.int64)
+    ptr = np.empty(k + 1, dtype=np.int64)
+    path = np.empty(2 * k, dtype=np.int32)
+    ptr[0] = 0
+    c = 0
+    e = 0
+    for u in range(n):
+        for v in range(u + 1, n):
+            w = hop[e]
+            if w >= 0:
+                ce[c] = e
+                path[2 * c] = edge_id(u, w, n)
+                path[2 * c + 1] = edge_id(w, v, n)
+                c += 1
+                ptr[c] = 2 * c
+            e += 1
+    return ce, ptr, path
+
+
+def violated_triangles(X, Xp, M, W, n, threshold, edge_mask, mscale=1.0):
+    """Most violated triangle of every edge violated by more than ``threshold``.
+
+    ``X`` is the float64 matrix of the iterate, ``Xp`` the same in the
+    precision of the search (``X`` itself or a float32 copy of ``X /
+    mscale``, ``mscale`` a power of two that keeps float32 from overflowing
+    or underflowing); ``M`` and ``W`` are buffers of ``Xp``'s dtype and of
+    int32.  Returns ``(cons_edge, ptr, path, max_violation)`` as
+    :func:`~metric_estimators._kernels.shortest_paths.violated_paths`, with
+    paths of two edges; the violations are exact float64 ones of the
+    returned triangles.
+    """
+    m = n * (n - 1) // 2
+    triangle_argmin(Xp, M, W)
+    hop = np.empty(m, dtype=np.int32)
+    rowmax = np.zeros(n)
+    _triangle_hops(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax)
+    ce, ptr, path = _collect_triangles(n, hop)
+    return ce, ptr, path, float(rowmax.max()) if n else 0.0

@@ -1,0 +1,135 @@
+"""The LogDet (ITML) problem's pieces shared by ITML and ProjectAndForget.
+
+Both learners solve (Davis, Kulis, Jain, Sra & Dhillon, "Information-theoretic
+metric learning", ICML 2007)::
+
+    minimise    D_ld(A, A0) + gamma * sum_c D_ld(xi_c, xi0_c)
+    subject to  d_A(x_c, x'_c)^2 <= xi_c    similar pairs,      xi0_c = low
+                d_A(x_c, x'_c)^2 >= xi_c    dissimilar pairs,   xi0_c = high
+
+ITML over a given list of pairs, ProjectAndForget over every labelled pair.
+This module builds what the two have in common: the prior ``A0``
+(:func:`prior_matrix`), the bounds (:func:`default_bounds`,
+:func:`check_bounds`) and the rule for pairs of identical points
+(:func:`dissimilar_identical_mask`, :func:`identical_different_class_pairs`):
+a dissimilar pair of identical points cannot be separated by any metric, so it
+is never a constraint; a similar one is always satisfied and harmless.
+"""
+
+import numpy as np
+from scipy.spatial.distance import pdist
+from sklearn.datasets import make_spd_matrix
+
+from .._validation import check_pd_matrix
+from ..base import components_from_matrix
+
+__all__ = ["MAX_BOUND_POINTS", "prior_matrix", "default_bounds",
+           "check_bounds", "dissimilar_identical_mask",
+           "identical_different_class_pairs"]
+
+#: At most this many points are used to estimate the default bounds (all
+#: pairwise distances among them are computed).
+MAX_BOUND_POINTS = 1000
+
+
+def prior_matrix(prior, points, n_features, rng):
+    """Return the positive definite prior ``A0`` for ``prior`` and the data."""
+    if isinstance(prior, str):
+        if prior == "identity":
+            return np.eye(n_features)
+        if prior == "random":
+            return make_spd_matrix(n_features, random_state=rng)
+        # covariance
+        if points.shape[0] < 2:
+            raise ValueError(
+                "prior='covariance' needs at least 2 distinct points."
+            )
+        C = np.atleast_2d(np.cov(points, rowvar=False))
+        try:
+            C = check_pd_matrix(C, "the covariance of the data")
+        except ValueError as exc:
+            raise ValueError(
+                f"prior='covariance' needs an invertible covariance: {exc} "
+                "Use prior='identity', or reduce the dimension first."
+            ) from None
+        return np.linalg.inv(C)
+    return check_pd_matrix(prior, "prior", size=n_features)
+
+
+def default_bounds(points, A0, rng):
+    """Return the 5th / 95th percentiles of squared prior distances of distinct points.
+
+    At most :data:`MAX_BOUND_POINTS` points (drawn with ``rng``) are used.
+    """
+    if points.shape[0] > MAX_BOUND_POINTS:
+        keep = rng.choice(points.shape[0], MAX_BOUND_POINTS, replace=False)
+        points = points[np.sort(keep)]
+    Z = points @ components_from_matrix(A0, name="prior").T
+    D = pdist(Z, "sqeuclidean")
+    D = D[D > 0]
+    if D.size == 0:
+        raise ValueError(
+            "Cannot set default bounds: all points are identical. Pass bounds "
+            "explicitly."
+        )
+    low, high = np.percentile(D, [5, 95])
+    return float(low), float(high)
+
+
+def check_bounds(bounds):
+    """Validate user bounds ``(low, high)`` on squared distances; return two floats."""
+    arr = np.asarray(bounds)
+    if arr.dtype.kind not in "iuf" or arr.shape != (2,):
+        raise ValueError(
+            f"bounds must be two numbers (low, high), got {bounds!r}."
+        )
+    low, high = (float(b) for b in arr)
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise ValueError(f"bounds must be finite, got {bounds!r}.")
+    if low <= 0:
+        raise ValueError(
+            f"bounds must be positive squared distances, got low={low}."
+        )
+    if low > high:
+        raise ValueError(
+            f"bounds must satisfy low <= high, got low={low} > high={high}."
+        )
+    return low, high
+
+
+def dissimilar_identical_mask(V, delta):
+    """Return the mask of dissimilar pairs (``delta < 0``) with a zero difference ``V``.
+
+    No metric separates identical points: such a pair can never meet its
+    bound.  (A *similar* pair of identical points always meets it and is left
+    alone: the LogDet projection skips zero vectors, its dual stays 0.)
+    """
+    V = np.asarray(V)
+    return ~np.any(V != 0, axis=1) & (np.asarray(delta) < 0)
+
+
+def identical_different_class_pairs(X, y):
+    """Return the pairs ``i < j`` of identical rows of ``X`` with ``y_i != y_j``.
+
+    The all-pairs version of :func:`dissimilar_identical_mask`, without
+    forming the ``O(n^2)`` differences: rows are grouped by value first.
+    Returns an int64 array of shape ``(k, 2)``, sorted by ``(i, j)``.
+    """
+    _, inv = np.unique(X, axis=0, return_inverse=True)
+    inv = inv.ravel()
+    y = np.asarray(y)
+    pairs = []
+    if np.unique(inv).size < inv.size:
+        order = np.argsort(inv, kind="stable")
+        groups = np.split(order, np.flatnonzero(np.diff(inv[order])) + 1)
+        for g in groups:
+            if g.size > 1:
+                g = np.sort(g)
+                a, b = np.triu_indices(g.size, 1)
+                i, j = g[a], g[b]
+                keep = y[i] != y[j]
+                pairs.append(np.column_stack((i[keep], j[keep])))
+    if not pairs:
+        return np.empty((0, 2), dtype=np.int64)
+    out = np.concatenate(pairs).astype(np.int64)
+    return out[np.lexsort((out[:, 1], out[:, 0]))]

@@ -1,0 +1,336 @@
+"""The nearest metric to a dissimilarity matrix or to a graph's edge lengths.
+
+:class:`MetricNearness` solves the (weighted squared L2, or KL) metric
+nearness problem by Project and Forget (Sonthalia & Gilbert, "Project and
+Forget: Solving Large-Scale Metric Constrained Problems", JMLR 23, 2022): the
+estimator builds the edge vector, the weights and an oracle, and hands them
+to the one driver :func:`metric_estimators.solvers.bregman.bregman_project_forget`
+with a :class:`~metric_estimators.solvers.active_sets.CycleConstraints`
+active set.
+"""
+
+import numbers
+
+import numpy as np
+from scipy import sparse
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._kernels.cycle_projections import project_nonnegative
+from ._kernels.edges import edges_to_matrix, matrix_to_edges
+from ._reporting import FitReport, convergence_warning
+from ._validation import check_symmetric_matrix, power_of_two_scale
+from .solvers.active_sets import CycleConstraints
+from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
+from .solvers.oracles import (
+    ORACLE_PASS_RATIO,
+    DenseShortestPathOracle,
+    DenseTriangleOracle,
+    SparseShortestPathOracle,
+)
+
+__all__ = ["MetricNearness"]
+
+# an oracle call adding at most this fraction of the active set switches to
+# max_passes passes (the active set is nearly complete; the duals settle):
+# 0/1 ("dirichlet") instances need ~2000 passes whatever the oracle does
+_SETTLE = 0.05
+
+
+def _kl_divergence(x, d):
+    """Generalised KL divergence ``sum x log(x / d) - x + d`` (``x, d > 0``)."""
+    return float(np.sum(x * np.log(x / d) - x + d))
+
+
+
+class MetricNearness(BaseEstimator):
+    """Nearest metric to a dissimilarity matrix (weighted squared L2, or KL).
+
+    Solves ::
+
+        minimise    sum_{i<j} w_ij (M_ij - D_ij)^2
+        subject to  M_ij <= M_ik + M_kj   for all i, j, k
+
+    or, with ``divergence="kl"``, the same problem with the generalised
+    Kullback-Leibler divergence ``sum_{i<j} M_ij log(M_ij / D_ij) - M_ij +
+    D_ij`` as objective (unweighted, ``D_ij > 0``; the Bregman projections
+    onto cycle inequalities are then multiplicative and in closed form)
+
+    (the metric nearness problem of Brickell, Dhillon, Sra & Tropp, SIAM J.
+    Matrix Anal. Appl. 2008) with Project and Forget (Sonthalia & Gilbert,
+    JMLR 2022): Bregman projections with Hildreth's correction onto an active
+    set of cycle inequalities ``M_uv <= sum of M over a path from u to v``,
+    which an oracle (most violated triangles, or all-pairs shortest paths, on
+    the current ``M``) keeps supplied with violated ones and from which
+    constraints with a zero dual are forgotten.  Memory is proportional to the active set, never to the
+    ``n^3`` triangle inequalities.
+
+    If ``D`` is a scipy sparse matrix it is a graph: only its stored entries
+    are variables, the constraints are the graph's cycle inequalities plus
+    ``M_e >= 0``, and the oracle runs Dijkstra from every node.
+
+    Parameters
+    ----------
+    tol : float, default=1e-6
+        Convergence tolerance, relative to the largest entry of ``D``: the run
+        stops when no cycle inequality is violated by more than
+        ``tol * max(D)`` and the duals are consistent (every remembered
+        constraint with a positive dual is tight, within the same tolerance).
+    max_iter : int, default=500
+        Maximum number of oracle calls.
+    max_passes : int, default=50
+        Maximum number of projection passes over the active set between two
+        oracle calls.
+    oracle : {"triangle", "shortest_path"}, default="triangle"
+        Oracle for a dense ``D``.  ``"shortest_path"``: for every violated
+        edge, the cycle inequality of its shortest path (all-pairs shortest
+        paths, blocked Floyd-Warshall, paths recovered hop by hop) -- the
+        oracle of Sonthalia & Gilbert.  ``"triangle"``: the most violated
+        triangle of every violated edge (a min-plus square, no path
+        recovery); on a complete graph the triangles describe the same
+        polytope, and on our benchmarks this is 2x faster on ``|N(0, 1)|``
+        data and far faster on 0/1 data, whose many zero distances make
+        shortest paths long (see ``benchmarks/results/metric_nearness.md``).
+        Sparse graphs always use Dijkstra shortest paths.
+    divergence : {"l2", "kl"}, default="l2"
+        ``"l2"``: weighted squared L2 (``sample_weight`` allowed).  ``"kl"``:
+        generalised KL divergence ``KL(M || D)``; every off-diagonal entry of
+        ``D`` (every stored entry of a sparse ``D``) must be positive and
+        ``sample_weight`` must be None.  KL penalises relative rather than
+        absolute changes, so small dissimilarities move less.
+    verbose : int, default=0
+        Print the Project-and-Forget table (oracle call, objective, largest
+        violation, duals residual, active-set size, added, passes, time; see
+        :data:`metric_estimators.solvers.bregman.TABLE_COLUMNS`); 1 throttles
+        it, 2 prints every row.
+
+    Attributes
+    ----------
+    metric_ : ndarray of shape (n, n), or sparse matrix for a sparse ``D``
+        The nearest metric found.
+    objective_ : float
+        ``sum_{i<j} w_ij (metric_ij - D_ij)^2``, or the KL divergence
+        ``sum_{i<j} metric_ij log(metric_ij / D_ij) - metric_ij + D_ij``.
+    violation_ : float
+        Largest violation of a cycle inequality at the end, relative to
+        ``max(D)``.
+    n_iter_ : int
+        Number of oracle calls.
+    n_active_ : int
+        Constraints remembered at the end (those with a positive dual).
+    converged_ : bool
+    history_ : dict of lists
+        Per iteration: objective, largest violation (absolute), duals
+        residual, active-set size, constraints added and forgotten, passes,
+        time.  ``D`` whose largest entry is outside ``[2**-20, 2**20]`` is
+        divided internally by a power of two (the nearest metric to ``c D``
+        is ``c`` times that of ``D``); ``history_`` is in those units, every
+        other attribute in the units of ``D``.
+    loss_curve_ : ndarray
+        ``history_["objective"]`` as an array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metric_estimators import MetricNearness
+    >>> D = np.array([[0, 1, 4], [1, 0, 1], [4, 1, 0]], dtype=float)
+    >>> M = MetricNearness().fit_transform(D)
+    >>> bool(M[0, 2] <= M[0, 1] + M[1, 2] + 1e-6)
+    True
+    """
+
+    _parameter_constraints = {
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_passes": [Interval(numbers.Integral, 1, None, closed="left")],
+        "oracle": [StrOptions({"triangle", "shortest_path"})],
+        "divergence": [StrOptions({"l2", "kl"})],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, tol=1e-6, max_iter=500, max_passes=50,
+                 oracle="triangle", divergence="l2", verbose=0):
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_passes = max_passes
+        self.oracle = oracle
+        self.divergence = divergence
+        self.verbose = verbose
+
+    def fit(self, D, y=None, sample_weight=None):
+        """Compute the nearest metric to ``D``.
+
+        Parameters
+        ----------
+        D : array-like of shape (n, n) or sparse matrix
+            Symmetric, non-negative, finite, zero diagonal.
+        y : ignored
+        sample_weight : array-like of shape (n, n) or None
+            Symmetric, strictly positive weights ``w_ij`` (the diagonal is
+            ignored); ``None`` means all ones.
+
+        Returns
+        -------
+        self
+        """
+        report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
+        self._validate_params()
+        D = check_symmetric_matrix(D, "D", accept_sparse=True,
+                                   nonnegative=True, zero_diagonal=True)
+        n = D.shape[0]
+        if sparse.issparse(D):
+            self._fit_sparse(D, sample_weight, report)
+        else:
+            w = None
+            if sample_weight is not None:
+                w = check_symmetric_matrix(
+                    sample_weight.toarray() if sparse.issparse(sample_weight)
+                    else sample_weight, "sample_weight", n, like="D",
+                    nonnegative=True, positive_off_diagonal=True)
+            d = matrix_to_edges(D)
+            we = np.ones_like(d) if w is None else matrix_to_edges(w)
+            oracle = (DenseTriangleOracle(n) if self.oracle == "triangle"
+                      else DenseShortestPathOracle(n))
+            res, scale, unit = self._solve(
+                d, we, oracle, weighted=w is not None,
+                pass_budget=ORACLE_PASS_RATIO * float(n) ** 3,
+                settle_fraction=_SETTLE, report=report)
+            M = np.empty((n, n))
+            edges_to_matrix(res.point, n, M)
+            self.metric_ = M * unit if unit != 1.0 else M
+            self._store(res, scale, unit)
+        self.n_features_in_ = n
+        return self
+
+    def _fit_sparse(self, D, sample_weight, report):
+        n = D.shape[0]
+        U = sparse.triu(D, k=1).tocoo()
+        # stored zeros are edges of length 0
+        rows = U.row.astype(np.int64)
+        cols = U.col.astype(np.int64)
+        order = np.lexsort((cols, rows))
+        rows, cols = rows[order], cols[order]
+        d = np.asarray(U.data, dtype=np.float64)[order]
+        if sample_weight is None:
+            we = np.ones_like(d)
+        else:
+            if sparse.issparse(sample_weight):
+                W = sparse.csr_matrix(sample_weight, dtype=np.float64)
+            else:
+                W = np.asarray(sample_weight)
+            if W.shape != D.shape:
+                raise ValueError("sample_weight must have the same shape as "
+                                 f"D {D.shape}, got {W.shape}.")
+            if sparse.issparse(W):
+                we = np.asarray(W[rows, cols]).ravel()
+            else:
+                we = W.astype(np.float64)[rows, cols]
+            if not np.all(np.isfinite(we)):
+                raise ValueError("sample_weight contains NaN or infinity.")
+            if we.size and we.min() <= 0:
+                raise ValueError("sample_weight must be strictly positive on the "
+                                 "edges of D.")
+        res, scale, unit = self._solve(
+            d, we, SparseShortestPathOracle(n, rows, cols),
+            weighted=sample_weight is not None,
+            pass_budget=ORACLE_PASS_RATIO * 20.0 * n * max(d.size, 1),
+            settle_fraction=0.0, report=report)
+        self.metric_ = sparse.csr_matrix(
+            (np.concatenate((res.point, res.point)) * unit,
+             (np.concatenate((rows, cols)), np.concatenate((cols, rows)))),
+            shape=(n, n))
+        self._store(res, scale, unit)
+
+    def _solve(self, d, we, oracle, *, weighted, pass_budget,
+               settle_fraction, report):
+        """Project and Forget from the edge vector ``d`` with weights ``we``.
+
+        Returns ``(result, scale, unit)``: the solver's result in the units
+        of ``d / unit`` (``unit`` a power of two bringing entries of extreme
+        scale near 1; the nearest metric to ``c D`` is ``c`` times that of
+        ``D``) and ``scale = max(d / unit)``.
+        """
+        unit = power_of_two_scale(d, center=False)
+        if unit != 1.0:
+            d = d / unit
+        kl = self._check_kl(d, weighted)
+        scale = float(d.max()) if d.size else 0.0
+        tol_abs = self.tol * scale if scale > 0 else 1.0
+        winv = 1.0 / we
+        z_nonneg = np.zeros(d.size)
+
+        def objective(x):
+            if kl:
+                return _kl_divergence(x, d)
+            return float(np.sum(we * (x - d) ** 2))
+
+        def nonnegative_pass(x):
+            # x >= 0 is implied by the triangle inequalities of a complete
+            # graph, but Hildreth's iterates can dip below 0, and the
+            # shortest-path oracles (which need non-negative lengths) would
+            # not see why; projecting onto x >= 0 too keeps them honest.
+            return project_nonnegative(x, winv, z_nonneg)
+
+        report.phase(f"{d.size} edges, {type(oracle).__name__}, tolerance "
+                     f"{tol_abs:.3g}")
+        # the iterate starts at d (Hildreth's z = 0 point) and is projected
+        # in place
+        active = CycleConstraints(d.copy(), winv, self.divergence)
+        res = bregman_project_forget(
+            active, oracle, objective=objective, tol=tol_abs,
+            max_iter=self.max_iter, max_passes=self.max_passes,
+            pass_budget=pass_budget, settle_fraction=settle_fraction,
+            # KL iterates stay positive: no x >= 0 projection needed
+            fixed_pass=None if kl else nonnegative_pass, report=report,
+        )
+        if res.converged:
+            report.finish(f"converged after {res.n_iter} oracle calls")
+        else:
+            report.finish(f"stopped after {res.n_iter} oracle calls")
+            convergence_warning(self, max_iter=self.max_iter,
+                                unit="oracle calls", tol=self.tol,
+                                history=res.history["objective"],
+                                detail=res.detail(scale=max(scale, 0.0) or 1.0)
+                                + " (relative to the largest entry of D)",
+                                stacklevel=4)
+        return res, scale, unit
+
+    def _check_kl(self, d, weighted):
+        """True for the KL divergence, after checking its requirements."""
+        if self.divergence != "kl":
+            return False
+        if weighted:
+            raise ValueError("sample_weight is not supported with "
+                             "divergence='kl' (weighted KL projections have "
+                             "no closed form); use divergence='l2'.")
+        if d.size and d.min() <= 0:
+            raise ValueError("divergence='kl' needs strictly positive "
+                             "dissimilarities off the diagonal of D (the KL "
+                             "divergence is infinite at 0); D has a zero "
+                             "entry.")
+        return True
+
+    def _store(self, res, scale, unit=1.0):
+        # res is in the units of D / unit; history_ stays in those units
+        # the squared L2 objective scales as unit^2, KL as unit
+        power = 1 if self.divergence == "kl" else 2
+        self.objective_ = res.objective * unit ** power
+        self.violation_ = (res.max_violation / scale if scale > 0
+                           else res.max_violation)
+        self.n_iter_ = res.n_iter
+        self.n_active_ = len(res.active)
+        self.converged_ = res.converged
+        self.history_ = res.history
+        self.loss_curve_ = (np.asarray(res.history["objective"])
+                            * unit ** power)
+
+    def fit_transform(self, D, y=None, sample_weight=None):
+        """Fit and return ``metric_``."""
+        return self.fit(D, y, sample_weight=sample_weight).metric_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = True
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True  # D must be non-negative
+        return tags

@@ -1,0 +1,323 @@
+"""Active sets of the Project-and-Forget / Bregman driver: constraints with their duals.
+
+An active set holds the constraints an oracle returned and the driver
+(:func:`metric_estimators.solvers.bregman.bregman_project_forget`) has not
+forgotten, one dual ``z_c >= 0`` each, and the iterate they act on.  Every
+active set offers the same small interface:
+
+``point``
+    The iterate, updated in place (an edge vector, or a matrix).
+``add(*constraints) -> int``
+    Append the constraints an oracle returned (in the layout of that
+    oracle's output, minus its last item) with a zero dual; return how many
+    were new.
+``project(start=0) -> float``
+    One Hildreth pass (Hildreth 1957; Bregman 1967) over the constraints
+    ``start, start + 1, ...``; returns the pass's residual (see each class),
+    which the driver compares with its tolerance.
+``forget() -> int``
+    Drop the constraints whose dual is zero; return how many.
+``len(active)``, ``nnz``
+    Number of constraints, and the cost of a pass in stored entries.
+
+Two kinds of constraints:
+
+* :class:`CycleConstraints` -- ``x_e - sum_{f in P} x_f <= 0`` for an edge
+  ``e`` and a path ``P`` (metric nearness, correlation clustering), with the
+  squared L2, weighted squared L2 or generalised KL divergence;
+* :class:`LogDetPairConstraints` -- ITML's pair constraints
+  ``delta_c (v_c^T A v_c - xi_c) <= 0`` under the LogDet divergence with
+  ``gamma``-weighted slack (Davis et al., ICML 2007).
+"""
+
+import numpy as np
+
+from .._kernels.bregman import logdet_sweep, logdet_violations
+from .._kernels.constraint_store import (
+    build_hash_table,
+    compact_constraints,
+    constraint_hashes,
+    filter_new,
+)
+from .._kernels.cycle_projections import (
+    project_paths_kl,
+    project_paths_l2,
+    project_triangles_unit,
+)
+
+__all__ = ["CycleConstraints", "LogDetPairConstraints"]
+
+_TINY = np.finfo(np.float64).tiny
+
+
+class CycleConstraints:
+    """Cycle constraints ``x_e - sum_{f in P} x_f <= 0`` on an edge vector, with duals.
+
+    Stored in CSR form: ``edge[c]``, path edges ``path[ptr[c]:ptr[c+1]]``,
+    dual ``z[c]`` and a 64-bit ``hashes[c]`` of (edge, path) for
+    de-duplication (an oracle may return a remembered constraint again).
+
+    Parameters
+    ----------
+    x : ndarray of shape (m,) or None
+        The iterate (edge lengths), projected in place.
+    winv : ndarray of shape (m,) or None
+        Inverse weights ``1 / w_e`` of the weighted squared L2 divergence
+        ``1/2 sum_e w_e (x_e - x0_e)^2``.
+    divergence : {"l2", "kl"}, default="l2"
+        ``"kl"``: the generalised Kullback-Leibler divergence
+        ``sum_e x_e log(x_e / x0_e) - x_e + x0_e`` (unweighted, ``x > 0``;
+        ``winv`` unused), whose projections onto cycle constraints are
+        multiplicative and in closed form.
+
+    Notes
+    -----
+    The residual of :meth:`project` is the largest complementary-slackness
+    error of the pass, in the units of ``x``: a constraint with a positive
+    dual that is not tight, or a violated one (see
+    :func:`~metric_estimators._kernels.cycle_projections.project_paths_l2`).
+    """
+
+    def __init__(self, x=None, winv=None, divergence="l2"):
+        if divergence not in ("l2", "kl"):
+            raise ValueError(
+                f"divergence must be 'l2' or 'kl', got {divergence!r}.")
+        self.x = x
+        self.winv = (None if winv is None
+                     else np.ascontiguousarray(winv, dtype=np.float64))
+        self.divergence = divergence
+        w = self.winv
+        # the common value of winv if all weights are equal: a faster kernel
+        # for triangles
+        self.uniform = (float(w[0]) if w is not None and w.size
+                        and np.all(w == w[0]) else None)
+        self.edge = np.empty(0, dtype=np.int64)
+        self.ptr = np.zeros(1, dtype=np.int64)
+        self.path = np.empty(0, dtype=np.int32)
+        self.z = np.empty(0, dtype=np.float64)
+        self.hashes = np.empty(0, dtype=np.uint64)
+        self._table = None
+        self.triangles = True  # every path has two edges
+
+    @property
+    def point(self):
+        """The iterate ``x`` (edge vector)."""
+        return self.x
+
+    def __len__(self):
+        return int(self.edge.size)
+
+    @property
+    def nnz(self):
+        """Number of stored path entries (plus one per constraint)."""
+        return int(self.path.size + self.edge.size)
+
+    @property
+    def nbytes(self):
+        """Memory held by the constraints, in bytes."""
+        return (self.edge.nbytes + self.ptr.nbytes + self.path.nbytes
+                + self.z.nbytes + self.hashes.nbytes)
+
+    def add(self, edge, ptr, path):
+        """Append the constraints not already present; return how many."""
+        if edge.size == 0:
+            return 0
+        h = constraint_hashes(edge, ptr, path)
+        if self._table is None:
+            self._table = build_hash_table(self.hashes)
+        keep = filter_new(self._table, h)
+        if not keep.all():
+            edge, ptr, path, _, h = compact_constraints(
+                edge, ptr, path, np.zeros(edge.size), h, keep)
+        k = int(edge.size)
+        if k == 0:
+            return 0
+        if self.triangles and not np.all(np.diff(ptr) == 2):
+            self.triangles = False
+        self.path = np.concatenate((self.path, path))
+        self.ptr = np.concatenate((self.ptr, ptr[1:] + self.ptr[-1]))
+        self.edge = np.concatenate((self.edge, edge))
+        self.z = np.concatenate((self.z, np.zeros(k)))
+        self.hashes = np.concatenate((self.hashes, h))
+        self._table = None
+        return k
+
+    def forget(self):
+        """Drop the constraints whose dual is zero; return how many."""
+        keep = self.z > 0.0
+        dropped = int(keep.size - np.count_nonzero(keep))
+        if dropped:
+            (self.edge, self.ptr, self.path, self.z,
+             self.hashes) = compact_constraints(
+                self.edge, self.ptr, self.path, self.z, self.hashes, keep)
+            self._table = None
+        return dropped
+
+    def project(self, start=0):
+        """One Hildreth pass from constraint ``start``; return its residual."""
+        x = self.x
+        if self.divergence == "kl":
+            return project_paths_kl(x, self.edge, self.ptr, self.path, self.z,
+                                    start, self.edge.size)
+        if self.uniform is not None and self.triangles:
+            return project_triangles_unit(x, self.uniform, self.edge,
+                                          self.path, self.z, start,
+                                          self.edge.size)
+        return project_paths_l2(x, self.winv, self.edge, self.ptr, self.path,
+                                self.z, start, self.edge.size)
+
+    def paths(self):
+        """Return the list of (edge, path edges) pairs (for inspection and tests)."""
+        return [(int(self.edge[c]), self.path[self.ptr[c]:self.ptr[c + 1]])
+                for c in range(len(self))]
+
+
+class LogDetPairConstraints:
+    """ITML's pair constraints under the LogDet divergence, with slacks and duals.
+
+    Constraint ``c`` (difference vector ``v_c``, sign ``delta_c``, bound
+    ``xi0_c``) reads ``delta_c (v_c^T A v_c - xi_c) <= 0``; the divergence is
+    ``D_ld(A, A0) + gamma * sum_c D_ld(xi_c, xi0_c)``.  The projections are
+    the exact LogDet Bregman projections with Hildreth's correction of
+    :func:`~metric_estimators._kernels.bregman.logdet_sweep`.  Forgetting is
+    exact: a constraint whose dual is zero has its slack back at ``xi0``
+    (``gamma / xi = gamma / xi0 - lambda delta``).
+
+    Parameters
+    ----------
+    A0 : ndarray of shape (d, d)
+        Positive definite prior (copied; the iterate ``A`` starts there).
+    gamma : float
+        Slack weight, ``np.inf`` for hard constraints.
+    shuffle : bool, default=True
+        Visit the constraints of each pass in a fresh random order.  Strongly
+        recommended: on constraints built from labels (grouped by class) a
+        fixed order converges sublinearly and slowly, a reshuffled order
+        linearly (on digits, relative dual change 1e-2 -> 1e-8 in 30 passes,
+        against 2e-3 after 300 fixed-order passes).
+    random_state : None, int or numpy Generator
+        Seed of the shuffling.
+    keep_all : bool, default=False
+        Never forget (plain cyclic projections over every constraint added).
+
+    Attributes
+    ----------
+    A : ndarray of shape (d, d)
+        The iterate, exactly symmetric.
+    key : int64 ndarray of shape (k,)
+        The caller's identifier of each constraint (an index into a list of
+        constraints, or ``i * n + j`` for the pair ``(i, j)``).
+    V, delta, xi0, xi, lam : ndarrays
+        Difference vectors, signs, bounds, slacks and duals.
+
+    Notes
+    -----
+    The residual of :meth:`project` is ITML's measure: the larger of the
+    pass's relative dual change ``sum |d lambda| / sum lambda`` and the
+    largest relative violation ``delta (p - xi) / xi`` met before a
+    projection.  Below ``tol`` a further pass changes nothing beyond it.
+    """
+
+    def __init__(self, A0, gamma, *, shuffle=True, random_state=None,
+                 keep_all=False):
+        self.A0 = np.ascontiguousarray(A0, dtype=np.float64)
+        self.A = self.A0.copy()
+        self.gamma = float(gamma)
+        self.shuffle = bool(shuffle)
+        self.keep_all = bool(keep_all)
+        self._rng = np.random.default_rng(random_state)
+        d = self.A.shape[0]
+        self.key = np.empty(0, dtype=np.int64)
+        self.V = np.empty((0, d))
+        self.delta = np.empty(0)
+        self.xi0 = np.empty(0)
+        self.xi = np.empty(0)
+        self.lam = np.empty(0)
+        self._w = np.empty(d)
+        self._wn = np.empty(d)
+        self._A0_inv = None
+        self._logdet_A0 = None
+
+    @property
+    def point(self):
+        """The iterate ``A`` (full symmetric matrix)."""
+        return self.A
+
+    def __len__(self):
+        return int(self.key.size)
+
+    @property
+    def nnz(self):
+        """Stored entries: ``d`` per constraint."""
+        return int(self.V.size)
+
+    def add(self, key, V, delta, xi0):
+        """Append constraints (the oracles skip remembered ones); return how many."""
+        k = int(np.asarray(key).size)
+        if k == 0:
+            return 0
+        self.key = np.concatenate((self.key, np.asarray(key, dtype=np.int64)))
+        self.V = np.ascontiguousarray(
+            np.concatenate((self.V, np.asarray(V, dtype=np.float64))))
+        self.delta = np.concatenate((self.delta, np.asarray(delta, np.float64)))
+        xi0 = np.asarray(xi0, dtype=np.float64)
+        self.xi0 = np.concatenate((self.xi0, xi0))
+        self.xi = np.concatenate((self.xi, xi0))
+        self.lam = np.concatenate((self.lam, np.zeros(k)))
+        return k
+
+    def forget(self):
+        """Drop the constraints with a zero dual (unless ``keep_all``); count them."""
+        if self.keep_all:
+            return 0
+        keep = self.lam > 0.0
+        dropped = int(keep.size - np.count_nonzero(keep))
+        if dropped:
+            self.key = self.key[keep]
+            self.V = np.ascontiguousarray(self.V[keep])
+            self.delta = self.delta[keep]
+            self.xi0 = self.xi0[keep]
+            self.xi = self.xi[keep]
+            self.lam = self.lam[keep]
+        return dropped
+
+    def project(self, start=0):
+        """One pass of LogDet projections from ``start``; return ITML's measure."""
+        k = len(self) - start
+        if k <= 0:
+            return 0.0
+        order = (self._rng.permutation(k) if self.shuffle
+                 else np.arange(k)).astype(np.int64) + start
+        change, viol, _ = logdet_sweep(self.A, self.V, self.delta, self.xi,
+                                       self.lam, order, self.gamma, self._w,
+                                       self._wn)
+        total = self.lam.sum()
+        rel = change / max(total, _TINY) if change > 0 else 0.0
+        return float(max(rel, viol))
+
+    def violations(self):
+        """Return each constraint's relative violation ``delta (v^T A v - xi) / xi``."""
+        out = np.empty(len(self))
+        logdet_violations(self.A, self.V, self.delta, self.xi,
+                          np.arange(len(self), dtype=np.int64), out)
+        return out
+
+    def max_violation(self):
+        """Return the largest relative violation of the constraints (0 if none)."""
+        return float(max(0.0, self.violations().max())) if len(self) else 0.0
+
+    def objective(self, A=None):
+        """Return ``D_ld(A, A0) + gamma sum_c D_ld(xi_c, xi0_c)`` (``A``: the iterate)."""
+        if self._A0_inv is None:
+            self._A0_inv = np.linalg.inv(self.A0)
+            self._logdet_A0 = np.linalg.slogdet(self.A0)[1]
+        S = self.A if A is None else A
+        sign, logdet = np.linalg.slogdet(S)
+        if sign <= 0:
+            return np.inf
+        d = S.shape[0]
+        value = np.sum(S * self._A0_inv) - logdet + self._logdet_A0 - d
+        if np.isfinite(self.gamma) and len(self):
+            r = self.xi / self.xi0
+            value += self.gamma * np.sum(r - np.log(r) - 1.0)
+        return float(value)

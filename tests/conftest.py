@@ -1,0 +1,364 @@
+"""The registry of every public estimator, and the data the tests share.
+
+``REGISTRY`` is the one place a learner is added to get every common test:
+scikit-learn's estimator checks (``test_sklearn_checks.py``), bad input
+(``test_common_bad_input.py``), determinism (``test_determinism.py``),
+invariants (``test_invariants.py``) and notebook use (``test_notebook.py``).
+Each entry says how to build a small, fast instance and what ``kind`` of
+data ``fit`` takes; the common tests pick their data by kind through
+:func:`make_data` and decide what applies from the estimator's parameters
+(``n_components``, ``prior``, ``max_iter`` ...), so that a new learner
+needs one entry here and nothing else.  Kinds:
+
+``"supervised"``
+    ``fit(X, y)``: points and class labels (or ordered levels).
+``"pairs"``
+    ``fit(pairs, y)``: pairs of points ``(n_pairs, 2, n_features)``
+    labelled +1 (similar) / -1 (dissimilar).
+``"matrix"``
+    ``fit(D)``: a symmetric, non-negative dissimilarity matrix with a zero
+    diagonal (:class:`~metric_estimators.MetricNearness`).
+``"graph"``
+    ``fit(A)``: a symmetric signed graph with a zero diagonal
+    (:class:`~metric_estimators.CorrelationClustering`).
+
+The parameters of the registry are those of the determinism cases
+(``/work/wt/fingerprint.py`` hashes their results): change one and the
+fingerprints change.  Estimators are imported by their public names only.
+"""
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.preprocessing import StandardScaler
+
+from metric_estimators import (
+    ITML,
+    LMNN,
+    LODML,
+    OMDML,
+    CorrelationClustering,
+    ITML_Supervised,
+    MetricNearness,
+    ProjectAndForget,
+)
+from metric_estimators.ranking import make_ordinal
+
+KINDS = ("supervised", "pairs", "matrix", "graph")
+
+
+# ---------------------------------------------------------------------------
+# data, by kind
+
+def supervised_data(n_samples=90, seed=0):
+    """Points with 3 ordered levels (also fine as 3 classes); 3 informative
+    and 2 noise features."""
+    return make_ordinal(n_samples=n_samples, n_informative=3, n_noise=2,
+                        n_levels=3, random_state=seed)
+
+
+def pairs_data(n_pairs=80, seed=0):
+    """Pairs of distinct points of :func:`supervised_data`, labelled +1 when
+    both have the same level."""
+    X, y = supervised_data()
+    rng = np.random.RandomState(seed)
+    i, j = rng.randint(0, len(X), (2, n_pairs))
+    keep = i != j
+    return (np.stack([X[i[keep]], X[j[keep]]], axis=1),
+            np.where(y[i[keep]] == y[j[keep]], 1, -1))
+
+
+def symmetric_dissimilarity(n=30, seed=0):
+    """Symmetric |N(0, 1)| dissimilarities (mean of A and A.T), zero diagonal."""
+    rng = np.random.RandomState(seed)
+    D = np.abs(rng.randn(n, n))
+    D = (D + D.T) / 2
+    np.fill_diagonal(D, 0)
+    return D
+
+
+def signed_graph(n=30, seed=0):
+    """A +-1 graph of 3 planted groups with 15 % of the signs flipped."""
+    rng = np.random.RandomState(seed)
+    g = rng.randint(0, 3, n)
+    A = np.where(g[:, None] == g[None], 1.0, -1.0)
+    A[rng.rand(n, n) < 0.15] *= -1
+    A = np.triu(A, 1)
+    return A + A.T
+
+
+_MAKERS = {
+    "supervised": supervised_data,
+    "pairs": pairs_data,
+    "matrix": symmetric_dissimilarity,
+    "graph": signed_graph,
+}
+
+
+def make_data(kind, **kwargs):
+    """The positional arguments of ``fit`` for an estimator of this kind."""
+    data = _MAKERS[kind](**kwargs)
+    return data if isinstance(data, tuple) else (data,)
+
+
+# ---------------------------------------------------------------------------
+# how scikit-learn's checks see the estimators on pairwise input
+
+class PrecomputedMetricNearness(MetricNearness):
+    """:class:`MetricNearness` exactly, declared to take precomputed distances.
+
+    scikit-learn's checks feed an estimator tagged ``pairwise`` a linear
+    kernel ``X @ X.T`` (negative entries, non-zero diagonal: not a
+    dissimilarity, rejected at validation by 32 of the 46 checks), unless it
+    has ``metric == "precomputed"``, in which case they feed Euclidean
+    distance matrices.  This class adds only that attribute, so the checks
+    exercise MetricNearness's own code on valid input.
+    """
+
+    metric = "precomputed"
+
+
+class PrecomputedCorrelationClustering(CorrelationClustering):
+    """:class:`CorrelationClustering` exactly, declared to take a precomputed
+    (distance) matrix: the checks then feed Euclidean distance matrices, which
+    are valid signed graphs (all edges attractive, zero diagonal); see
+    :class:`PrecomputedMetricNearness`."""
+
+    metric = "precomputed"
+
+
+# ---------------------------------------------------------------------------
+# the registry
+
+@dataclass(frozen=True)
+class Learner:
+    """One registered estimator configuration.
+
+    name : str
+        Test id (unique; variants of one class get suffixes).
+    estimator : type
+        The public class.
+    kind : str
+        One of :data:`KINDS`: what ``fit`` takes.
+    params : dict
+        Small, fast parameters (those of the determinism cases).
+    iterative_params : dict or None
+        Extra parameters under which ``fit`` runs an iterative solver (so that
+        ``max_iter`` / ``tol`` apply); None if it never iterates.
+    check_class : type or None
+        Class given to scikit-learn's estimator checks (default: ``estimator``).
+    expected_failed_checks : dict
+        scikit-learn check name -> why it fails for this estimator.  Every
+        listed check must fail (the checks run with ``xfail_strict=True``).
+    """
+
+    name: str
+    estimator: type
+    kind: str
+    params: Mapping = field(default_factory=dict)
+    iterative_params: Mapping | None = field(default_factory=dict)
+    check_class: type | None = None
+    expected_failed_checks: Mapping[str, str] = field(default_factory=dict)
+
+    def make(self, **overrides):
+        """A fresh instance with the registry parameters and ``overrides``."""
+        return self.estimator(**{**self.params, **overrides})
+
+    def make_for_checks(self):
+        """The instance scikit-learn's estimator checks run on."""
+        return (self.check_class or self.estimator)(**self.params)
+
+    def data(self, **kwargs):
+        """``fit``'s positional arguments (see :func:`make_data`)."""
+        return make_data(self.kind, **kwargs)
+
+    def has_param(self, param):
+        return param in self.estimator().get_params()
+
+    def __str__(self):
+        return self.name
+
+
+# -- why checks fail, shared by several entries -------------------------------
+
+_PAIRS_NOT_X = (
+    "scikit-learn's checks pass a 2-D matrix X; ITML fits pairs of shape "
+    "(n_pairs, 2, n_features) and takes a 2-D array for index pairs, which "
+    "need a preprocessor, so fit raises ValueError('... look like index pairs "
+    "...') (ITML_Supervised is the (X, y) face of the same learner and passes "
+    "every check)"
+)
+_NOT_SQUARE = (
+    "the check passes a non-square feature matrix although the estimator is "
+    "tagged pairwise; fit rejects it for its shape ('must be a square matrix') "
+    "before looking at its values"
+)
+_COMPLEX = (
+    "complex input raises TypeError('... must be a real numeric array'), as "
+    "tests/test_common_bad_input.py pins; the check wants ValueError"
+)
+_EMPTY = (
+    "for X of shape (12, 0) the check wants scikit-learn's '0 feature(s)' "
+    "message; the estimator says the matrix 'must be a square matrix', which "
+    "is the actual problem of a (12, 0) dissimilarity matrix / graph"
+)
+
+_ITML_EXPECTED = {
+    name: _PAIRS_NOT_X
+    for name in [
+        "check_fit_score_takes_y",
+        "check_estimators_overwrite_params",
+        "check_dont_overwrite_parameters",
+        "check_estimators_fit_returns_self",
+        "check_readonly_memmap_input",
+        "check_n_features_in_after_fitting",
+        "check_positive_only_tag_during_fit",
+        "check_estimators_dtypes",
+        "check_estimators_empty_data_messages",
+        "check_pipeline_consistency",
+        "check_estimators_nan_inf",
+        "check_estimators_pickle",
+        "check_f_contiguous_array_estimator",
+        "check_classifier_data_not_an_array",
+        "check_classifiers_one_label",
+        "check_classifiers_classes",
+        "check_classifiers_train",
+        "check_classifiers_regression_target",
+        "check_supervised_y_2d",
+        "check_non_transformer_estimators_n_iter",
+        "check_transformer_data_not_an_array",
+        "check_transformer_general",
+        "check_transformer_preserve_dtypes",
+        "check_transformer_n_iter",
+        "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance",
+        "check_fit2d_1sample",
+        "check_fit2d_1feature",
+        "check_dict_unchanged",
+        "check_fit_idempotent",
+        "check_fit_check_is_fitted",
+        "check_n_features_in",
+        "check_fit2d_predict1d",
+        "check_requires_y_none",
+    ]
+} | {
+    "check_complex_data": (
+        "complex pairs raise TypeError('pairs must be real'), as "
+        "tests/test_common_bad_input.py pins; the check wants ValueError"
+    ),
+    "check_dtype_object": (
+        "pairs of dtype object raise TypeError('pairs must be numeric') "
+        "(the check's 2-D X would be rejected as index pairs anyway)"
+    ),
+}
+
+_MATRIX_EXPECTED = {
+    "check_positive_only_tag_during_fit": (
+        "MetricNearness is tagged positive_only (D must be non-negative) and "
+        "rejects the check's negative D with ValueError('D must be "
+        "non-negative; ...'), but the check wants scikit-learn's literal "
+        "wording 'Negative values in data' (tests/test_metric_nearness.py "
+        "checks the tag)"
+    ),
+    "check_sample_weights_pandas_series": (
+        "sample_weight weighs pairs: shape (n, n) like D, not (n_samples,)"
+    ),
+    "check_sample_weights_not_an_array": (
+        "sample_weight weighs pairs: shape (n, n) like D, not (n_samples,)"
+    ),
+    "check_sample_weights_list": (
+        "sample_weight weighs pairs: shape (n, n) like D, not (n_samples,)"
+    ),
+    "check_all_zero_sample_weights_error": (
+        "sample_weight weighs pairs: shape (n, n) like D, not (n_samples,); "
+        "an all-zero (n, n) weight is rejected as 'must be strictly positive'"
+    ),
+    "check_complex_data": _COMPLEX,
+    "check_estimators_empty_data_messages": _EMPTY,
+    "check_estimators_nan_inf": _NOT_SQUARE + (
+        " (here a (10, 3) X holding NaN / inf; NaN and inf in D are rejected, "
+        "see tests/test_common_bad_input.py)"
+    ),
+}
+
+_GRAPH_EXPECTED = {
+    "check_positive_only_tag_during_fit": (
+        "the check subtracts the mean from a distance matrix, which leaves a "
+        "non-zero diagonal; A must have a zero diagonal (no self-loops), as "
+        "tests/test_common_bad_input.py pins (negative weights themselves are "
+        "accepted)"
+    ),
+    "check_complex_data": _COMPLEX,
+    "check_estimators_empty_data_messages": _EMPTY,
+    "check_estimators_nan_inf": _NOT_SQUARE + (
+        " (here a (10, 3) X holding NaN / inf; NaN and inf in A are rejected, "
+        "see tests/test_common_bad_input.py)"
+    ),
+    "check_clustering": (
+        "the check clusters a (50, 2) feature matrix (it does not turn X into "
+        "a pairwise matrix for clusterers); CorrelationClustering clusters a "
+        "signed graph and rejects it as 'must be a square matrix'"
+    ),
+}
+
+REGISTRY = [
+    Learner("LMNN", LMNN, "supervised",
+            dict(n_neighbors=3, random_state=0, max_iter=40)),
+    Learner("LMNN-random-init", LMNN, "supervised",
+            dict(init="random", random_state=1, max_iter=40)),
+    Learner("LMNN-subgradient", LMNN, "supervised",
+            dict(solver="subgradient", random_state=0, max_iter=40)),
+    Learner("ITML", ITML, "pairs", dict(random_state=0, max_iter=200),
+            expected_failed_checks=_ITML_EXPECTED),
+    Learner("ITML_Supervised", ITML_Supervised, "supervised",
+            dict(random_state=0, max_iter=200)),
+    Learner("OMDML", OMDML, "supervised", {},
+            iterative_params=dict(solver="lbfgs")),
+    Learner("OMDML-lbfgs", OMDML, "supervised", dict(solver="lbfgs")),
+    Learner("LODML", LODML, "supervised",
+            dict(max_iter=50, max_triplets=2000, random_state=0)),
+    Learner("ProjectAndForget", ProjectAndForget, "supervised",
+            dict(random_state=0, max_iter=50)),
+    Learner("MetricNearness", MetricNearness, "matrix", {},
+            check_class=PrecomputedMetricNearness,
+            expected_failed_checks=_MATRIX_EXPECTED),
+    Learner("CorrelationClustering", CorrelationClustering, "graph",
+            dict(random_state=0),
+            check_class=PrecomputedCorrelationClustering,
+            expected_failed_checks=_GRAPH_EXPECTED),
+]
+
+BY_NAME = {entry.name: entry for entry in REGISTRY}
+assert len(BY_NAME) == len(REGISTRY), "registry names must be unique"
+assert all(entry.kind in KINDS for entry in REGISTRY)
+
+
+def learners(*kinds, where=None):
+    """Registry entries of the given kinds (all if none) passing ``where``."""
+    return [e for e in REGISTRY
+            if (not kinds or e.kind in kinds) and (where is None or where(e))]
+
+
+def learner_params(*kinds, where=None):
+    """:func:`learners` as ``pytest.param`` values with the entry names as ids."""
+    return [pytest.param(e, id=e.name) for e in learners(*kinds, where=where)]
+
+
+# ---------------------------------------------------------------------------
+# fixtures
+
+@pytest.fixture(scope="session")
+def iris():
+    """Standardised iris (150 x 4, 3 classes)."""
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture
+def cp():
+    """cvxpy, for the tests that compare with it; skips only those tests
+    when it is not installed."""
+    return pytest.importorskip("cvxpy")

@@ -1,0 +1,123 @@
+"""The benchmark runner keeps results and renders them correctly (no timings, no peers)."""
+
+import json
+import sys
+
+import pytest
+
+from benchmarks import runner
+from benchmarks._peer_table import render as render_peer_table
+from benchmarks.runner import Column
+from benchmarks.workers import _protocol
+
+
+def _row(dataset, impl, params, **values):
+    return {"dataset": dataset, "impl": impl, "params": params, **values}
+
+
+def test_merge_replaces_same_key_in_place_and_keeps_the_rest():
+    old = [_row("iris", "ours", {"a": 1, "b": 2}, fit_time=1.0),
+           _row("iris", "pylmnn", {}, fit_time=2.0),
+           _row("wine", "ours", {"a": 1, "b": 2}, fit_time=3.0)]
+    # same key with the params written in another order; one new key
+    new = [_row("iris", "ours", {"b": 2, "a": 1}, fit_time=0.5),
+           _row("digits", "ours", {}, fit_time=9.0)]
+    merged = runner.merge_rows(old, new)
+    assert [(r["dataset"], r["impl"], r["fit_time"]) for r in merged] == [
+        ("iris", "ours", 0.5), ("iris", "pylmnn", 2.0), ("wine", "ours", 3.0),
+        ("digits", "ours", 9.0)]
+
+
+def test_merge_distinguishes_params_and_keeps_the_later_duplicate():
+    old = [_row("iris", "ours", {"algo": "lmnn"}, fit_time=1.0)]
+    new = [_row("iris", "ours", {"algo": "itml_supervised"}, fit_time=2.0),
+           _row("iris", "ours", {"algo": "lmnn"}, fit_time=3.0),
+           _row("iris", "ours", {"algo": "lmnn"}, fit_time=4.0)]
+    merged = runner.merge_rows(old, new)
+    assert [(r["params"]["algo"], r["fit_time"]) for r in merged] == [
+        ("lmnn", 4.0), ("itml_supervised", 2.0)]
+
+
+def test_save_rows_merges_into_the_json_file(tmp_path):
+    runner.save_rows("t", [_row("iris", "ours", {}, fit_time=1.0),
+                           _row("wine", "ours", {}, fit_time=2.0)], results_dir=tmp_path)
+    rows = runner.save_rows("t", [_row("wine", "ours", {}, fit_time=5.0)],
+                            results_dir=tmp_path)
+    stored = json.loads((tmp_path / "t.json").read_text())
+    assert stored["benchmark"] == "t"
+    assert stored["rows"] == rows == runner.load_rows("t", results_dir=tmp_path)
+    assert [r["fit_time"] for r in rows] == [1.0, 5.0]
+    assert runner.load_rows("missing", results_dir=tmp_path) == []
+
+
+def test_markdown_table_formats_missing_values_and_escapes_pipes():
+    rows = [{"name": "a|b", "t": 1.23456, "n": None},
+            {"name": "c", "t": None, "n": 7}]
+    table = runner.markdown_table(rows, [
+        Column("name", "name"), Column("time (s)", "t", "{:.2f}"),
+        Column("n", "n"), Column("twice", lambda r: r["n"] and 2 * r["n"], "{:d}")])
+    assert table.splitlines() == [
+        "| name | time (s) | n | twice |",
+        "|---|---|---|---|",
+        "| a\\|b | 1.23 | – | – |",
+        "| c | – | 7 | 14 |",
+    ]
+
+
+def test_report_header_lists_each_command_once_oldest_first():
+    rows = [_row("a", "x", {}, run={"date": "2026-12-03T10:00", "command": "python b.py --new"}),
+            _row("b", "x", {}, run={"date": "2026-12-02T10:00", "command": "python b.py --old"}),
+            _row("c", "x", {}, run={"date": "2026-12-03T11:00", "command": "python b.py --new"})]
+    text = "\n".join(runner.report_header("T", "stem", rows, ["a note"]))
+    assert text.startswith("# T\n")
+    assert "benchmarks/results/stem.json" in text
+    assert text.index("python b.py --old") < text.index("python b.py --new")
+    assert text.count("python b.py --new") == 1
+    assert "2026-12-02, 2026-12-03" in text and "a note" in text
+
+
+def test_peer_table_ratio_is_against_the_fastest_successful_peer():
+    lmnn = {"algo": "lmnn"}
+    rows = [_row("digits", "ours", lmnn, fit_time=1.0, accuracy=0.9),
+            _row("digits", "pylmnn", lmnn, fit_time=2.0, accuracy=0.9),
+            _row("digits", "mlpack", lmnn, fit_time=4.0, accuracy=0.9),
+            _row("digits", "metric_learn", lmnn, error="timeout (10 s)"),
+            _row("digits", "euclidean", lmnn, accuracy=0.8)]
+    lines = render_peer_table("T", "stem", rows).splitlines()
+    cells = {line.split(" | ")[2]: line.split(" | ") for line in lines
+             if line.startswith("| digits")}
+    assert cells["ours"][6] == "0.50" and cells["pylmnn"][6] == "1.00"
+    assert cells["mlpack"][6] == "2.00" and cells["euclidean"][6] == "–"
+    assert cells["metric_learn"][-1].startswith("timeout (10 s)")
+
+
+def test_parse_result_takes_the_last_marked_line_only():
+    out = "\n".join(['{"not": "this"}', runner.RESULT_MARK + '{"a": 1}', "noise",
+                     runner.RESULT_MARK + '[{"b": 2}]', "more noise"])
+    assert runner.parse_result(out) == [{"b": 2}]
+    assert runner.parse_result('{"a": 1}') is None
+    assert runner.RESULT_MARK == _protocol.RESULT_MARK
+
+
+def test_protocol_reports_results_and_errors_as_one_line(capsys):
+    job = json.dumps({"dataset": "d", "impl": "i"})
+    assert _protocol.main(lambda j: {"seen": j["dataset"], "params": j["params"]},
+                          ["w", job]) == 0
+    assert runner.parse_result(capsys.readouterr().out) == {"seen": "d", "params": {}}
+
+    def fail(job):
+        raise ValueError("bad input")
+
+    assert _protocol.main(fail, ["w", job]) == 1
+    assert runner.parse_result(capsys.readouterr().out) == {"error": "ValueError: bad input"}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="os.wait4 / RUSAGE on Linux")
+def test_run_job_turns_a_failing_worker_into_an_error_row():
+    job = runner.Job("no_such_worker", "iris", "ours", {"k": 1}, python=sys.executable)
+    (row,) = runner.run_job(job, timeout=60, run_info={"command": "test"})
+    assert (row["dataset"], row["impl"], row["params"]) == ("iris", "ours", {"k": 1})
+    assert row["error"].startswith("exit 1")
+    assert "no_such_worker" in " ".join(row["stderr_tail"])
+    assert row["run"] == {"command": "test"}
+    assert row["child_maxrss_mb"] > 0 and len(row["loadavg_start"]) == 3
