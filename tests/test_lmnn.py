@@ -215,7 +215,9 @@ def test_pipeline_gridsearch_cross_val():
         warnings.simplefilter("ignore", ConvergenceWarning)
         scores = cross_val_score(pipe, X, y, cv=3)
         assert scores.mean() > 0.9
-        values = [1, 2, 3]
+        # a grid with a unique best value (raw iris has many tied distances:
+        # n_neighbors=2 and 3 score the same 0.98 since the kNN tie rule)
+        values = [1, 2]
         grid = GridSearchCV(pipe, {"lmnn__n_neighbors": values}, cv=3).fit(X, y)
         # the search scored each value as cross_val_score does, kept the best
         manual = [cross_val_score(clone(pipe).set_params(lmnn__n_neighbors=k),
