@@ -11,9 +11,10 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
+
+from ._problems.neighbours import nearest, nearest_in_groups
 
 __all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets",
            "Constraints", "wrap_pairs"]
@@ -190,7 +191,9 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
     """Triplets ``(i, j, l)``: j among i's k_genuine nearest same-class points,
     l among i's k_impostor nearest other-class points (Euclidean).
 
-    Deterministic (ties broken by scikit-learn's neighbour search order).
+    Exact Euclidean searches (:mod:`metric_estimators._problems.neighbours`):
+    equal distances go to the lower index, and a point is never its own
+    genuine neighbour (its duplicates, at distance 0, come first).
 
     Parameters
     ----------
@@ -211,6 +214,7 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
     y = np.asarray(y)
     check_classification_targets(y)
     classes, y_idx = np.unique(y, return_inverse=True)
+    genuine = nearest_in_groups(X, y_idx, k_genuine)
     out = []
     for c in range(classes.size):
         same = np.flatnonzero(y_idx == c)
@@ -219,18 +223,10 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
         ki = min(k_impostor, diff.size)
         if kg < 1 or ki < 1:
             continue
-        nn = NearestNeighbors(n_neighbors=kg + 1).fit(X[same])
-        gen = nn.kneighbors(X[same], return_distance=False)
-        # drop the point itself (it may not come first with duplicates)
-        gen = np.array(
-            [[g for g in row if g != r][:kg] for r, row in enumerate(gen)]
-        )
-        imp = NearestNeighbors(n_neighbors=ki).fit(X[diff]).kneighbors(
-            X[same], return_distance=False
-        )
+        imp = diff[nearest(X[same], X[diff], ki)]
         i = np.repeat(same, kg * ki)
-        j = np.repeat(same[gen], ki, axis=1).ravel()
-        l_ = np.tile(diff[imp], (1, kg)).ravel()
+        j = np.repeat(genuine[same, :kg], ki, axis=1).ravel()
+        l_ = np.tile(imp, (1, kg)).ravel()
         out.append(np.column_stack((i, j, l_)))
     if not out:
         raise ValueError("No triplets can be formed from these labels.")
