@@ -340,3 +340,25 @@ def test_every_learner_takes_a_preprocessor(entry):
     np.testing.assert_array_equal(by_idx.components_, ref.components_)
     if entry.kind == "supervised":
         np.testing.assert_allclose(by_idx.transform([0, 2]), ref.transform(pts[[0, 2]]))
+
+
+def test_other_metric_learn_former_names():
+    X, y = load_iris(return_X_y=True)
+    pairs = X[[[0, 1], [2, 60], [3, 4], [5, 100]]]
+    yy = np.array([1, -1, 1, -1])
+    with pytest.warns(FutureWarning, match="convergence_threshold") as rec:
+        a = ITML(convergence_threshold=1e-2, random_state=0).fit(pairs, yy)
+    assert rec[0].filename == __file__
+    b = ITML(tol=1e-2, random_state=0).fit(pairs, yy)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    c = Constraints(y)
+    with pytest.warns(FutureWarning, match="num_constraints"):
+        old = c.positive_negative_pairs(num_constraints=5, random_state=0)
+    new = c.positive_negative_pairs(5, random_state=0)
+    for u, v in zip(old, new):
+        np.testing.assert_array_equal(u, v)
+    with pytest.warns(FutureWarning, match="num_chunks"):
+        old = c.chunks(num_chunks=4, random_state=0)
+    np.testing.assert_array_equal(old, c.chunks(n_chunks=4, random_state=0))
+    with pytest.raises(ValueError, match="pass only n_constraints"):
+        c.positive_negative_pairs(5, num_constraints=5)
