@@ -233,6 +233,19 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
     return np.concatenate(out)
 
 
+def _renamed_argument(old, old_value, new, new_value):
+    """``new_value``, or metric-learn's ``old`` argument with a FutureWarning."""
+    if isinstance(old_value, str) and old_value == "deprecated":
+        if new_value is None:
+            raise TypeError(f"missing argument {new}.")
+        return new_value
+    if new_value is not None:
+        raise ValueError(f"got both {old} and {new}; pass only {new}.")
+    warnings.warn(f"{old} is metric-learn's former name of {new}; use "
+                  f"{new}={old_value!r}.", FutureWarning, stacklevel=3)
+    return old_value
+
+
 class Constraints:
     """Weak supervision from (partial) labels, as metric-learn's class.
 
@@ -271,8 +284,8 @@ class Constraints:
             )
         return y
 
-    def positive_negative_pairs(self, n_constraints, same_length=False,
-                                random_state=None):
+    def positive_negative_pairs(self, n_constraints=None, same_length=False,
+                                random_state=None, num_constraints="deprecated"):
         """Same-class and different-class index pairs among the known points.
 
         Parameters
@@ -283,6 +296,8 @@ class Constraints:
             Truncate both kinds to the shorter one.
         random_state : int, RandomState instance or None, default=None
             Seeds the draw.
+        num_constraints : int, default="deprecated"
+            metric-learn's former name of ``n_constraints`` (FutureWarning).
 
         Returns
         -------
@@ -290,6 +305,8 @@ class Constraints:
             See :func:`positive_negative_pairs`; indices into
             ``partial_labels``.
         """
+        n_constraints = _renamed_argument("num_constraints", num_constraints,
+                                          "n_constraints", n_constraints)
         a, b, c, d = positive_negative_pairs(
             self._known_labels("pairs"), n_constraints,
             same_length=same_length, random_state=random_state,
@@ -297,7 +314,8 @@ class Constraints:
         k = self.known_
         return k[a], k[b], k[c], k[d]
 
-    def chunks(self, n_chunks=100, chunk_size=2, random_state=None):
+    def chunks(self, n_chunks=100, chunk_size=2, random_state=None,
+               num_chunks="deprecated"):
         """Chunklets: disjoint groups of ``chunk_size`` same-class points (for RCA).
 
         Each chunk is drawn from a class picked uniformly among the classes
@@ -312,6 +330,8 @@ class Constraints:
             Points per chunk.
         random_state : int, RandomState instance or None, default=None
             Seeds the draw.
+        num_chunks : int, default="deprecated"
+            metric-learn's former name of ``n_chunks`` (FutureWarning).
 
         Returns
         -------
@@ -324,6 +344,9 @@ class Constraints:
         ValueError
             If the classes cannot supply ``n_chunks`` disjoint chunks.
         """
+        if not (isinstance(num_chunks, str) and num_chunks == "deprecated"):
+            n_chunks = _renamed_argument("num_chunks", num_chunks, "n_chunks",
+                                         None if n_chunks == 100 else n_chunks)
         for name, value in (("n_chunks", n_chunks), ("chunk_size", chunk_size)):
             if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
                     or value < 1):

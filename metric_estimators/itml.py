@@ -113,10 +113,13 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
         "verbose": ["verbose"],
         "preprocessor": ["array-like", callable, None],
         "random_state": ["random_state"],
+        "convergence_threshold": [Interval(Real, 0, None, closed="left"),
+                                  StrOptions({"deprecated"})],
     }
 
     def __init__(self, gamma=1.0, max_iter=1000, tol=1e-3, prior="identity",
-                 verbose=False, preprocessor=None, random_state=None):
+                 verbose=False, preprocessor=None, random_state=None,
+                 convergence_threshold="deprecated"):
         self.gamma = gamma
         self.max_iter = max_iter
         self.tol = tol
@@ -124,6 +127,7 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
         self.verbose = verbose
         self.preprocessor = preprocessor
         self.random_state = random_state
+        self.convergence_threshold = convergence_threshold
 
     def _solve(self, V, delta, points, bounds, rng, report):
         """Run the Bregman solver and set the fitted attributes."""
@@ -146,16 +150,18 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
 
         report.phase(f"{V.shape[0]} pair constraints, bounds ({low:.4g}, "
                      f"{high:.4g})")
+        tol = renamed_parameter(self, "convergence_threshold", "tol", 1e-3,
+                                stacklevel=5)
         result = logdet_bregman(
             A0, V, delta.astype(np.float64), xi0, float(self.gamma),
-            tol=self.tol, max_iter=self.max_iter, random_state=seed,
+            tol=tol, max_iter=self.max_iter, random_state=seed,
             report=report,
         )
         if result.converged:
             report.finish(f"converged after {result.n_iter} iterations")
         else:
             report.finish(f"stopped after {result.n_iter} iterations")
-            convergence_warning(self, max_iter=self.max_iter, tol=self.tol,
+            convergence_warning(self, max_iter=self.max_iter, tol=tol,
                                 history=result.history["objective"],
                                 detail=result.detail(), stacklevel=5)
         M = result.matrix
@@ -213,6 +219,9 @@ class ITML(PairsClassifierMixin, _BaseITML):
         or indices it maps to points (callable).
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the projections and ``prior='random'``.
+    convergence_threshold : float, default="deprecated"
+        metric-learn's former name of ``tol``: accepted with a FutureWarning
+        and used as ``tol``.
 
     Attributes
     ----------
@@ -330,6 +339,8 @@ class ITML_Supervised(_BaseITML):
     num_constraints : int, default="deprecated"
         metric-learn's former name of ``n_constraints``: accepted with a
         FutureWarning and used as ``n_constraints``.
+    convergence_threshold : float, default="deprecated"
+        As in :class:`ITML`.
 
     Attributes
     ----------
@@ -358,10 +369,12 @@ class ITML_Supervised(_BaseITML):
 
     def __init__(self, gamma=1.0, max_iter=1000, tol=1e-3, n_constraints=None,
                  prior="identity", verbose=False, preprocessor=None,
-                 random_state=None, num_constraints="deprecated"):
+                 random_state=None, num_constraints="deprecated",
+                 convergence_threshold="deprecated"):
         super().__init__(gamma=gamma, max_iter=max_iter, tol=tol, prior=prior,
                          verbose=verbose, preprocessor=preprocessor,
-                         random_state=random_state)
+                         random_state=random_state,
+                         convergence_threshold=convergence_threshold)
         self.n_constraints = n_constraints
         self.num_constraints = num_constraints
 

@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits
 from ._problems.lmnn import ImpostorSet, LMNNObjective, find_target_neighbors
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._validation import check_n_components, power_of_two_scale, validate_points
-from .base import MahalanobisMixin, initialize_components
+from .base import MahalanobisMixin, initialize_components, renamed_parameter
 from .solvers.lbfgs import lbfgs_with_restarts
 from .solvers.subgradient import adaptive_subgradient
 
@@ -107,9 +107,25 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         throttled table of iteration, objective, active triplets and time
         since the start of ``fit``; 2: every row of the table.
 
+    preprocessor : array-like of shape (n_samples, n_features), callable or None
+        If given, ``X`` in ``fit`` and ``transform`` may be a 1-D array of
+        indices into it (array) or of ids it maps to points (callable), as
+        in metric-learn.
+
     random_state : int, RandomState instance or None, default=None
         Used by ``init='random'``, ``init='pca'`` and the impostor subset
         drawn when ``max_impostors`` is exceeded.
+
+    k, convergence_tol : default="deprecated"
+        metric-learn's names of ``n_neighbors`` and ``tol``: accepted with a
+        FutureWarning and used as those.
+
+    min_iter : int, default="deprecated"
+        metric-learn's minimum number of iterations, accepted with a
+        FutureWarning for ``solver='subgradient'`` (no stop before it).
+        ``solver='lbfgs'`` cannot honour it (it stops only at a verified
+        stationary point, where more iterations would not change ``L``): a
+        ``ValueError`` there.
 
     Attributes
     ----------
@@ -165,7 +181,13 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         "solver": [StrOptions({"lbfgs", "subgradient"})],
         "learn_rate": [Interval(Real, 0, None, closed="neither"), None],
         "verbose": ["verbose"],
+        "preprocessor": ["array-like", callable, None],
         "random_state": ["random_state"],
+        "k": [Interval(Integral, 1, None, closed="left"), StrOptions({"deprecated"})],
+        "min_iter": [Interval(Integral, 0, None, closed="left"),
+                     StrOptions({"deprecated"})],
+        "convergence_tol": [Interval(Real, 0, None, closed="neither"),
+                            StrOptions({"deprecated"})],
     }
 
     def __init__(
@@ -181,7 +203,11 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         solver="lbfgs",
         learn_rate=None,
         verbose=0,
+        preprocessor=None,
         random_state=None,
+        k="deprecated",
+        min_iter="deprecated",
+        convergence_tol="deprecated",
     ):
         self.n_neighbors = n_neighbors
         self.n_components = n_components
@@ -193,7 +219,11 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         self.solver = solver
         self.learn_rate = learn_rate
         self.verbose = verbose
+        self.preprocessor = preprocessor
         self.random_state = random_state
+        self.k = k
+        self.min_iter = min_iter
+        self.convergence_tol = convergence_tol
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -210,7 +240,9 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         self : LMNN
         """
         report = FitReport(self, [ITERATION, OBJECTIVE, ACTIVE], verbose=self.verbose)
-        X, y_idx = self._validate(X, y)
+        params = self._resolve_parameters()
+        self._check_preprocessor()
+        X, y_idx = self._validate(self._points(X), y, params["n_neighbors"])
         rng = check_random_state(self.random_state)
         # The loss of L on X equals the loss of s L on X / s: data of extreme
         # scale is divided by a power of two s (exact) and the result by s.
@@ -220,8 +252,8 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         L0 = initialize_components(self.init, X, y_idx, self.n_components, rng)
         if isinstance(self.init, np.ndarray):
             L0 = L0 * s  # a given L acts on the data in the user's units
-        targets = find_target_neighbors(X, y_idx, self.n_neighbors)
-        report.phase(f"target neighbours: {self.n_neighbors} per point")
+        targets = find_target_neighbors(X, y_idx, params["n_neighbors"])
+        report.phase(f"target neighbours: {params['n_neighbors']} per point")
         impostors = ImpostorSet(
             y_idx, (targets >= 0).any(axis=1), self.max_impostors,
             seed=rng.randint(np.iinfo(np.int32).max), log=report.phase,
@@ -243,7 +275,8 @@ class LMNN(MahalanobisMixin, BaseEstimator):
 
         with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
             solve = self._lbfgs if self.solver == "lbfgs" else self._subgradient
-            L, n_iter, converged = solve(objective, L0.ravel().copy(), record)
+            L, n_iter, converged = solve(objective, L0.ravel().copy(), record,
+                                         params)
         report.finish(f"{'converged' if converged else 'stopped'} after "
                       f"{n_iter} iterations, {impostors.n_searches} impostor searches")
         self.components_ = (L / s if s != 1.0 else L).reshape(L0.shape)
@@ -253,11 +286,54 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         self.target_neighbors_ = targets
         self.n_impostor_searches_ = impostors.n_searches
         if not converged:
-            convergence_warning(self, max_iter=self.max_iter, tol=self.tol,
+            convergence_warning(self, max_iter=self.max_iter, tol=params["tol"],
                                 history=curve, stacklevel=4)
         return self
 
-    def _validate(self, X, y):
+    def _validate_params(self):
+        # metric-learn's LMNN(init, n_neighbors, ...) order, used positionally,
+        # lands init in n_neighbors: say so before the generic type error
+        if isinstance(self.n_neighbors, (str, np.ndarray)):
+            raise ValueError(
+                f"LMNN got n_neighbors={self.n_neighbors!r}: metric-learn's "
+                "LMNN takes init as its first positional parameter, this one "
+                "takes n_neighbors; pass parameters by keyword, e.g. "
+                "LMNN(init='auto', n_neighbors=3)."
+            )
+        super()._validate_params()
+
+    def _resolve_parameters(self):
+        """Our parameters after metric-learn's names; refuse what cannot be honoured."""
+        params = {
+            "n_neighbors": renamed_parameter(self, "k", "n_neighbors", 3,
+                                             stacklevel=5),
+            "tol": renamed_parameter(self, "convergence_tol", "tol", 1e-5,
+                                     stacklevel=5),
+            "min_iter": 0,
+        }
+        if not (isinstance(self.min_iter, str) and self.min_iter == "deprecated"):
+            if self.solver == "lbfgs":
+                raise ValueError(
+                    f"LMNN(min_iter={self.min_iter}) cannot be honoured by "
+                    "solver='lbfgs', which stops only at a verified "
+                    "stationary point (more iterations would not change L). "
+                    "Drop min_iter, or use solver='subgradient'."
+                )
+            warnings.warn(
+                "LMNN: min_iter is metric-learn's parameter; it is honoured "
+                "by solver='subgradient' (no stop before min_iter "
+                "iterations) and will be removed in a future release.",
+                FutureWarning, stacklevel=4)
+            params["min_iter"] = int(self.min_iter)
+        if self.learn_rate is not None and self.solver == "lbfgs":
+            warnings.warn(
+                f"LMNN: learn_rate={self.learn_rate} is used by "
+                "solver='subgradient' only; solver='lbfgs' (the default) "
+                "chooses its own steps. Drop learn_rate, or pass "
+                "solver='subgradient'.", UserWarning, stacklevel=4)
+        return params
+
+    def _validate(self, X, y, n_neighbors):
         """Validated float64 ``X`` and class indices; warn about small classes."""
         X, y = validate_points(self, X, y, ensure_min_samples=2)
         X = X.astype(np.float64, copy=False)
@@ -269,12 +345,12 @@ class LMNN(MahalanobisMixin, BaseEstimator):
             )
         check_n_components(self.n_components, X.shape[1])
         counts = np.bincount(y_idx)
-        small = classes[counts <= self.n_neighbors]
+        small = classes[counts <= n_neighbors]
         if small.size:
             warnings.warn(
                 f"{small.size} class(es) have at most n_neighbors="
-                f"{self.n_neighbors} samples (e.g. class {small[0]!r} with "
-                f"{counts[counts <= self.n_neighbors][0]}); their points get "
+                f"{n_neighbors} samples (e.g. class {small[0]!r} with "
+                f"{counts[counts <= n_neighbors][0]}); their points get "
                 "fewer target neighbours.",
                 UserWarning,
             )
@@ -284,7 +360,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
             )
         return X, y_idx
 
-    def _lbfgs(self, objective, L0, record):
+    def _lbfgs(self, objective, L0, record, params):
         """Squared hinge by L-BFGS, restarted when the impostor set changes."""
         def callback(x, f):
             record(f)
@@ -292,12 +368,12 @@ class LMNN(MahalanobisMixin, BaseEstimator):
                 objective.verify(x)  # refresh the active set, L-BFGS goes on
 
         return lbfgs_with_restarts(
-            objective, L0, max_iter=self.max_iter, gtol=self.tol,
+            objective, L0, max_iter=self.max_iter, gtol=params["tol"],
             callback=callback, version=lambda: objective.impostors.n_changes,
             confirm=lambda x: objective.verify(x) == 0,
         )
 
-    def _subgradient(self, objective, L0, record):
+    def _subgradient(self, objective, L0, record, params):
         """The paper's hinge by the adaptive-step subgradient method."""
         def callback(n_iter, x, f, accepted, step):
             record(f, n_iter)
@@ -312,7 +388,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
 
         res = adaptive_subgradient(
             objective, L0, step=first_step, max_iter=self.max_iter,
-            tol=self.tol, callback=callback,
+            tol=params["tol"], min_iter=params["min_iter"], callback=callback,
             confirm=lambda x: objective.verify(x) == 0,
         )
         return res.x, res.n_iter, res.converged

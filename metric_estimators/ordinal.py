@@ -9,81 +9,9 @@ Ordered labels ``y``: real numbers whose order is meaningful; every distinct
 value is one level (strings are rejected: encode ordered categories as
 integers first; booleans are the levels 0 < 1).
 
-OMDML (after Yu & Li 2018)
---------------------------
-Yu & Li, "Ordinal Distance Metric Learning with MDS for Image Ranking",
-Asia-Pacific J. Oper. Res. 35(1), 2018 (arXiv 1902.10284).  Only the abstract
-and the beginning of the introduction were available to us.  What it states:
-write the metric as ``A = L^T L``, so learning ``A`` becomes learning a linear
-map between the feature space and a target space; keep the order of the
-labels by classical multidimensional scaling (MDS); fit with a least squares
-term that also keeps the local structure; the problem is unconstrained, and
-faster and better ranking than LODML.  The exact model implemented here is
-ours, built on those statements:
-
-1. *Label embedding.*  The ``m`` levels ``c_1 < ... < c_m`` get a
-   dissimilarity ``Delta`` (``'absolute'``: ``|c_a - c_b|``; ``'rank'``:
-   ``|a - b|``; ``'sqrt'``: ``|c_a - c_b|^(1/2)``; or a callable).  Classical
-   MDS of ``Delta`` (double centring of ``-Delta^2 / 2``, top eigenvectors
-   scaled by the square roots of the positive eigenvalues) places level
-   ``a`` at ``t_a`` in ``R^r``.  Signs are fixed so that every coordinate
-   increases with the level on average; for ``'absolute'`` and ``'rank'`` the
-   embedding is exactly one-dimensional and monotone (``t_a = c_a - mean``),
-   for ``'sqrt'`` it is a curve in ``m - 1`` dimensions whose first
-   coordinate is monotone (checked at fit time, tested).
-2. *Targets.*  Sample ``i`` with level ``a(i)`` gets the target
-   ``y_i = t_{a(i)}``.
-3. *Model.*  With ``X`` and ``Y`` centred (distances do not depend on a
-   translation, so there is no intercept), ``L`` of shape ``(r, d)`` minimises::
-
-       J(L) = 1/n ||X L^T - Y||_F^2
-              + local_weight / (n k) * sum_{(i, j) in G} ||L (x_i - x_j) - (y_i - y_j)||^2
-              + ridge * s * ||L||_F^2
-
-   ``G`` holds, for every ``i``, its ``k = n_neighbors`` nearest neighbours in
-   the input space *among the points of the same level* (``local_graph=
-   'same_level'``, then ``y_i - y_j = 0`` and the term keeps neighbouring
-   points of one level together: a local, within-level Fisher criterion) or
-   among all points (``'all'``: the local differences of the embedding must
-   fit the local differences of the targets).  ``s = trace(X^T X) / (n d)``
-   makes ``ridge`` independent of the scale of ``X``.  Both local terms are
-   least squares terms over k-NN pairs, our reading of "a least squares
-   fitting term ... which can also maintain the local data structure".
-4. *Solver.*  ``J`` is a convex quadratic in ``L``: with ``K`` the
-   (scaled) graph Laplacian of ``G``, the minimiser solves
-   ``C L^T = X^T Y / n + X^T K Y`` with ``C = X^T X / n + X^T K X + ridge s I``
-   (``solver='cholesky'``).  ``solver='lbfgs'`` minimises the same ``J``
-   matrix-free (``O(n d r)`` per evaluation, for very many features).
-
-Choices the abstract leaves open, and what we chose, on selection splits
-disjoint from the reported ones (benchmarks/results/ordinal_ablation.md):
-the label dissimilarity (default ``'absolute'``: its 1-D target gave a lower
-MAE than the ``(m - 1)``-dimensional curve of ``'sqrt'`` on all four data
-sets; with it classical MDS simply returns the centred label values, so the
-MDS step matters only for other dissimilarities), the local graph (default
-``'same_level'`` with ``local_weight=1`` and ``n_neighbors=5``: slightly
-better than no local term on the synthetic sets, equal on diabetes; the
-unsupervised ``'all'`` graph was worse).  The number of components is the MDS
-dimension ``r`` (capped at ``n_features``).
-
-LODML-style baseline (after Li, Liu, Liu & Lu, IEEE TNNLS 26(7), 2015)
-----------------------------------------------------------------------
-"Ordinal Distance Metric Learning for Image Ranking": a linear ordinal
-Mahalanobis model that preserves the local geometry and the ordinal
-relationship of the data, PSD constrained.  The paper's body was not
-available either; the baseline implemented here is::
-
-    min_{A PSD}  1/n [ (1 - mu) * sum_{i, j in N_i} w_ij d_A(x_i, x_j)
-                 + mu * sum_{(i, j, l)} [margin + d_A(x_i, x_j) - d_A(x_i, x_l)]_+ ]
-
-with ``N_i`` the ``n_neighbors`` Euclidean nearest neighbours of ``i``,
-``w_ij = 1 / (1 + |rank_i - rank_j|)`` (rank = level index), and one ordinal
-triplet ``(i, j, l)`` for every pair ``j, l`` in ``N_i`` with
-``|y_i - y_j| < |y_i - y_l|``; ``d_A`` is the squared distance.  It is solved
-by projected subgradient descent (step x1.01 after a decrease, halved and
-rolled back after an increase: :mod:`metric_estimators.solvers.subgradient`)
-with the projection onto the PSD cone by eigenvalue clipping; the hinge and
-its active set are a numba kernel.
+The two models (OMDML's, built on what Yu & Li state, and the LODML-style
+baseline), with the choices made where the papers were not available, are
+stated in :mod:`metric_estimators._problems.ordinal`.
 
 This module holds the estimators only.  Label dissimilarities, MDS and
 ordinal triplets are in ``_problems/label_mds.py``, the k-NN search in
@@ -161,6 +89,9 @@ class OMDML(MahalanobisMixin, BaseEstimator):
         objective's scale (``solver='lbfgs'``).
     verbose : int, default=0
         Print the solver's progress.
+    preprocessor : array-like of shape (n_samples, n_features), callable or None
+        If given, ``X`` in ``fit`` and ``transform`` may be a 1-D array of
+        indices into it (array) or of ids it maps to points (callable).
     random_state : int, RandomState instance or None, default=None
         Unused: both solvers are deterministic (L-BFGS starts from zero).
         Accepted so that code setting ``random_state`` on every learner works.
@@ -217,6 +148,7 @@ class OMDML(MahalanobisMixin, BaseEstimator):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "verbose": ["verbose"],
+        "preprocessor": ["array-like", callable, None],
         "random_state": ["random_state"],
     }
 
@@ -233,6 +165,7 @@ class OMDML(MahalanobisMixin, BaseEstimator):
         max_iter=500,
         tol=1e-8,
         verbose=0,
+        preprocessor=None,
         random_state=None,
     ):
         self.n_components = n_components
@@ -245,6 +178,7 @@ class OMDML(MahalanobisMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.verbose = verbose
+        self.preprocessor = preprocessor
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -262,7 +196,8 @@ class OMDML(MahalanobisMixin, BaseEstimator):
         self : OMDML
         """
         report = FitReport(self, [ITERATION, OBJECTIVE], verbose=self.verbose)
-        X, y, levels, level_idx = validate_ordered_points(self, X, y)
+        self._check_preprocessor()
+        X, y, levels, level_idx = validate_ordered_points(self, self._points(X), y)
         n, d = X.shape
         T, eigenvalues = label_embedding(levels, self.label_dissimilarity)
         r = self._n_components(T.shape[1], d, levels.size)
@@ -359,6 +294,10 @@ class LODML(MahalanobisMixin, BaseEstimator):
     verbose : int, default=0
         1: a throttled table of accepted steps (objective, active triplets,
         step, time); 2: every accepted step.
+    preprocessor : array-like of shape (n_samples, n_features), callable or None
+        If given, ``X`` in ``fit`` and ``transform`` may be a 1-D array of
+        indices into it (array) or of ids it maps to points (callable).
+
     random_state : int, RandomState instance or None, default=None
         Seeds the triplet subsampling (``max_triplets``).
 
@@ -392,6 +331,7 @@ class LODML(MahalanobisMixin, BaseEstimator):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "verbose": ["verbose"],
+        "preprocessor": ["array-like", callable, None],
         "random_state": ["random_state"],
     }
 
@@ -407,6 +347,7 @@ class LODML(MahalanobisMixin, BaseEstimator):
         max_iter=1000,
         tol=1e-6,
         verbose=0,
+        preprocessor=None,
         random_state=None,
     ):
         self.n_components = n_components
@@ -418,6 +359,7 @@ class LODML(MahalanobisMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.verbose = verbose
+        self.preprocessor = preprocessor
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -436,7 +378,8 @@ class LODML(MahalanobisMixin, BaseEstimator):
         """
         report = FitReport(self, [ITERATION, OBJECTIVE, ACTIVE, STEP],
                            verbose=self.verbose)
-        X, y, levels, level_idx = validate_ordered_points(self, X, y)
+        self._check_preprocessor()
+        X, y, levels, level_idx = validate_ordered_points(self, self._points(X), y)
         d = X.shape[1]
         check_n_components(self.n_components, d)
         # The objective of A on X equals that of s^2 A on X / s: data of

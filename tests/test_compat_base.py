@@ -267,3 +267,98 @@ def test_itml_bounds_any_two_numbers_and_calibration_checked_first():
         assert not hasattr(itml, "components_")  # refused before solving
     itml.fit(pairs, yy, calibration_params={"strategy": "f_beta", "beta": 0.0})
     assert hasattr(itml, "threshold_")
+
+
+# -- LMNN: metric-learn names -----------------------------------------------------------
+def test_lmnn_metric_learn_names_map_exactly():
+    from metric_estimators import LMNN
+
+    X, y = load_iris(return_X_y=True)
+    ref = LMNN(n_neighbors=4, tol=1e-4, random_state=0).fit(X, y)
+    with pytest.warns(FutureWarning) as rec:
+        old = LMNN(k=4, convergence_tol=1e-4, random_state=0).fit(X, y)
+    texts = " ".join(str(w.message) for w in rec)
+    assert "k is metric-learn's name of n_neighbors" in texts
+    assert "convergence_tol is metric-learn's name of tol" in texts
+    assert all(w.filename == __file__ for w in rec)  # points at the caller
+    np.testing.assert_array_equal(old.components_, ref.components_)
+    with pytest.raises(ValueError, match="pass only n_neighbors"):
+        LMNN(k=3, n_neighbors=4).fit(X, y)
+    with pytest.raises(ValueError, match="pass parameters by keyword"):
+        LMNN("auto", 3).fit(X, y)
+    with pytest.raises(ValueError, match="cannot be honoured by solver='lbfgs'"):
+        LMNN(min_iter=10).fit(X, y)
+    with pytest.warns(UserWarning, match="learn_rate=1e-06 is used by solver='subgradient' only"):
+        LMNN(learn_rate=1e-6, random_state=0).fit(X, y)
+
+
+def test_lmnn_min_iter_honoured_by_subgradient():
+    from metric_estimators import LMNN
+
+    X, y = load_iris(return_X_y=True)
+    plain = LMNN(solver="subgradient", tol=0.5, max_iter=60, random_state=0).fit(X, y)
+    assert plain.n_iter_ < 20  # tol=0.5 stops at the first small decrease
+    with pytest.warns(FutureWarning, match="min_iter"):
+        held = LMNN(solver="subgradient", tol=0.5, max_iter=60, min_iter=20,
+                    random_state=0).fit(X, y)
+    assert held.n_iter_ >= 20
+
+
+def test_lmnn_preprocessor_indices():
+    from metric_estimators import LMNN
+
+    X, y = load_iris(return_X_y=True)
+    a = LMNN(preprocessor=X, random_state=0).fit(np.arange(len(X)), y)
+    b = LMNN(random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_allclose(a.transform([3, 9]), b.transform(X[[3, 9]]))
+    assert a.preprocessor_ is not None and b.preprocessor_ is None
+
+
+# -- a preprocessor on every learner (through the registry) -------------------------------
+from conftest import learner_params  # noqa: E402
+
+
+@pytest.mark.parametrize("entry", learner_params("supervised", "pairs"))
+def test_every_learner_takes_a_preprocessor(entry):
+    """Indices through ``preprocessor=X`` fit exactly what the points fit, and
+    ``preprocessor_`` is set (None without a preprocessor)."""
+    X, y = entry.data()
+    est = entry.make()
+    assert "preprocessor" in est.get_params()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = entry.make().fit(X, y)
+        if entry.kind == "pairs":
+            pts = X.reshape(-1, X.shape[2])
+            idx = np.arange(pts.shape[0]).reshape(-1, 2)
+            by_idx = entry.make().set_params(preprocessor=pts).fit(idx, y)
+        else:
+            pts = X
+            by_idx = entry.make().set_params(preprocessor=X).fit(np.arange(len(X)), y)
+    assert ref.preprocessor_ is None and callable(by_idx.preprocessor_)
+    np.testing.assert_array_equal(by_idx.components_, ref.components_)
+    if entry.kind == "supervised":
+        np.testing.assert_allclose(by_idx.transform([0, 2]), ref.transform(pts[[0, 2]]))
+
+
+def test_other_metric_learn_former_names():
+    X, y = load_iris(return_X_y=True)
+    pairs = X[[[0, 1], [2, 60], [3, 4], [5, 100]]]
+    yy = np.array([1, -1, 1, -1])
+    with pytest.warns(FutureWarning, match="convergence_threshold") as rec:
+        a = ITML(convergence_threshold=1e-2, random_state=0).fit(pairs, yy)
+    assert rec[0].filename == __file__
+    b = ITML(tol=1e-2, random_state=0).fit(pairs, yy)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    c = Constraints(y)
+    with pytest.warns(FutureWarning, match="num_constraints"):
+        old = c.positive_negative_pairs(num_constraints=5, random_state=0)
+    new = c.positive_negative_pairs(5, random_state=0)
+    for u, v in zip(old, new):
+        np.testing.assert_array_equal(u, v)
+    with pytest.warns(FutureWarning, match="num_chunks"):
+        old = c.chunks(num_chunks=4, random_state=0)
+    np.testing.assert_array_equal(old, c.chunks(n_chunks=4, random_state=0))
+    with pytest.raises(ValueError, match="pass only n_constraints"):
+        c.positive_negative_pairs(5, num_constraints=5)

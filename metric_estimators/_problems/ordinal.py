@@ -1,8 +1,83 @@
 """The ordinal learners' problems: OMDML's least squares objective, LODML's PSD hinge.
 
-The models are stated in the module docstring of
-:mod:`metric_estimators.ordinal`; here are their pieces as the solvers need
-them (objective, gradient or subgradient, projection).  Neighbourhoods come
+OMDML (after Yu & Li 2018)
+--------------------------
+Yu & Li, "Ordinal Distance Metric Learning with MDS for Image Ranking",
+Asia-Pacific J. Oper. Res. 35(1), 2018 (arXiv 1902.10284).  Only the abstract
+and the beginning of the introduction were available to us.  What it states:
+write the metric as ``A = L^T L``, so learning ``A`` becomes learning a linear
+map between the feature space and a target space; keep the order of the
+labels by classical multidimensional scaling (MDS); fit with a least squares
+term that also keeps the local structure; the problem is unconstrained, and
+faster and better ranking than LODML.  The exact model implemented here is
+ours, built on those statements:
+
+1. *Label embedding.*  The ``m`` levels ``c_1 < ... < c_m`` get a
+   dissimilarity ``Delta`` (``'absolute'``: ``|c_a - c_b|``; ``'rank'``:
+   ``|a - b|``; ``'sqrt'``: ``|c_a - c_b|^(1/2)``; or a callable).  Classical
+   MDS of ``Delta`` (double centring of ``-Delta^2 / 2``, top eigenvectors
+   scaled by the square roots of the positive eigenvalues) places level
+   ``a`` at ``t_a`` in ``R^r``.  Signs are fixed so that every coordinate
+   increases with the level on average; for ``'absolute'`` and ``'rank'`` the
+   embedding is exactly one-dimensional and monotone (``t_a = c_a - mean``),
+   for ``'sqrt'`` it is a curve in ``m - 1`` dimensions whose first
+   coordinate is monotone (checked at fit time, tested).
+2. *Targets.*  Sample ``i`` with level ``a(i)`` gets the target
+   ``y_i = t_{a(i)}``.
+3. *Model.*  With ``X`` and ``Y`` centred (distances do not depend on a
+   translation, so there is no intercept), ``L`` of shape ``(r, d)`` minimises::
+
+       J(L) = 1/n ||X L^T - Y||_F^2
+              + local_weight / (n k) * sum_{(i, j) in G} ||L (x_i - x_j) - (y_i - y_j)||^2
+              + ridge * s * ||L||_F^2
+
+   ``G`` holds, for every ``i``, its ``k = n_neighbors`` nearest neighbours in
+   the input space *among the points of the same level* (``local_graph=
+   'same_level'``, then ``y_i - y_j = 0`` and the term keeps neighbouring
+   points of one level together: a local, within-level Fisher criterion) or
+   among all points (``'all'``: the local differences of the embedding must
+   fit the local differences of the targets).  ``s = trace(X^T X) / (n d)``
+   makes ``ridge`` independent of the scale of ``X``.  Both local terms are
+   least squares terms over k-NN pairs, our reading of "a least squares
+   fitting term ... which can also maintain the local data structure".
+4. *Solver.*  ``J`` is a convex quadratic in ``L``: with ``K`` the
+   (scaled) graph Laplacian of ``G``, the minimiser solves
+   ``C L^T = X^T Y / n + X^T K Y`` with ``C = X^T X / n + X^T K X + ridge s I``
+   (``solver='cholesky'``).  ``solver='lbfgs'`` minimises the same ``J``
+   matrix-free (``O(n d r)`` per evaluation, for very many features).
+
+Choices the abstract leaves open, and what we chose, on selection splits
+disjoint from the reported ones (benchmarks/results/ordinal_ablation.md):
+the label dissimilarity (default ``'absolute'``: its 1-D target gave a lower
+MAE than the ``(m - 1)``-dimensional curve of ``'sqrt'`` on all four data
+sets; with it classical MDS simply returns the centred label values, so the
+MDS step matters only for other dissimilarities), the local graph (default
+``'same_level'`` with ``local_weight=1`` and ``n_neighbors=5``: slightly
+better than no local term on the synthetic sets, equal on diabetes; the
+unsupervised ``'all'`` graph was worse).  The number of components is the MDS
+dimension ``r`` (capped at ``n_features``).
+
+LODML-style baseline (after Li, Liu, Liu & Lu, IEEE TNNLS 26(7), 2015)
+----------------------------------------------------------------------
+"Ordinal Distance Metric Learning for Image Ranking": a linear ordinal
+Mahalanobis model that preserves the local geometry and the ordinal
+relationship of the data, PSD constrained.  The paper's body was not
+available either; the baseline implemented here is::
+
+    min_{A PSD}  1/n [ (1 - mu) * sum_{i, j in N_i} w_ij d_A(x_i, x_j)
+                 + mu * sum_{(i, j, l)} [margin + d_A(x_i, x_j) - d_A(x_i, x_l)]_+ ]
+
+with ``N_i`` the ``n_neighbors`` Euclidean nearest neighbours of ``i``,
+``w_ij = 1 / (1 + |rank_i - rank_j|)`` (rank = level index), and one ordinal
+triplet ``(i, j, l)`` for every pair ``j, l`` in ``N_i`` with
+``|y_i - y_j| < |y_i - y_l|``; ``d_A`` is the squared distance.  It is solved
+by projected subgradient descent (step x1.01 after a decrease, halved and
+rolled back after an increase: :mod:`metric_estimators.solvers.subgradient`)
+with the projection onto the PSD cone by eigenvalue clipping; the hinge and
+its active set are a numba kernel.
+
+Here are their pieces as the solvers need them (objective, gradient or
+subgradient, projection).  Neighbourhoods come
 from :mod:`metric_estimators._problems.neighbours`, the label targets and
 ordinal triplets from :mod:`metric_estimators._problems.label_mds`, the hinge
 from the numba kernel :func:`metric_estimators._kernels.ordinal.triplet_hinge`.

@@ -66,7 +66,7 @@ class SubgradientResult:
 
 def adaptive_subgradient(value, x0, *, step, max_iter, tol, subgradient=None,
                          project=None, callback=None, confirm=None,
-                         step_floor=STEP_FLOOR):
+                         step_floor=STEP_FLOOR, min_iter=0):
     """Minimise ``value`` by subgradient steps with the grow / halve-and-roll-back rule.
 
     Parameters
@@ -99,6 +99,9 @@ def adaptive_subgradient(value, x0, *, step, max_iter, tol, subgradient=None,
         converged; False says the objective changed, and the run goes on.
     step_floor : float, default=STEP_FLOOR
         See the module docstring.
+    min_iter : int, default=0
+        No stop before this many iterations (metric-learn's ``min_iter``);
+        a zero subgradient still stops at once.
 
     Returns
     -------
@@ -136,7 +139,7 @@ def adaptive_subgradient(value, x0, *, step, max_iter, tol, subgradient=None,
             if callback is not None and callback(n_iter, x, f, accepted, step):
                 f, g = evaluate(x)  # the objective changed
                 continue
-        if stalled:
+        if stalled and (n_iter >= min_iter or not np.any(g)):
             if confirm is None or confirm(x):
                 converged = True
                 break
