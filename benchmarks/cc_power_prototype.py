@@ -181,7 +181,8 @@ def solve(prob, *, tol=1e-2, add_threshold=None, max_iter=500,
         t_or = time.perf_counter() - to
         # full pair pass: residual of all pair constraints
         rp = project_pairs_w(prob.x, prob.f, prob.d, prob.w, prob.zA, prob.zB)
-        if gap_tol is not None:
+        rel = np.nan
+        if gap_tol is not None and maxv <= 10 * tol:
             P, g, gap = prob.dual_gap()
             rel = gap / max(abs(g), 1e-300)
         if maxv <= tol and max(resid, rp) <= tol and (

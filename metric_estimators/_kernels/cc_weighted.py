@@ -250,21 +250,31 @@ def _fill_rows(x, n, ptr, nbr, val, bound, level, thr, offs, cons_edge,
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _long_pairs(x, n, li, lj, thr, apex, viol_out):
-    # every apex k of each long pair (li[q], lj[q]): the most violated one
+def _long_pairs(x, n, li, lj, thr, ptr, nbr, val, apex, viol_out):
+    # most violated apex k of each long pair ij: a violated triangle has
+    # min(x_ik, x_kj) < (x_ij - thr) / 2, so k is a short neighbour of i or
+    # of j below that value (rows sorted by value: scan a prefix)
     for q in prange(li.shape[0]):
         i = li[q]
         j = lj[q]
         xij = x[edge_id(i, j, n)]
+        half = 0.5 * (xij - thr)
         best = thr
         arg = -1
-        for k in range(n):
-            if k == i or k == j:
-                continue
-            v = xij - x[edge_id(i, k, n)] - x[edge_id(k, j, n)]
-            if v > best:
-                best = v
-                arg = k
+        for side in range(2):
+            u = i if side == 0 else j
+            o = j if side == 0 else i
+            for p in range(ptr[u], ptr[u + 1]):
+                a = val[p]
+                if a >= half:
+                    break
+                k = nbr[p]
+                if k == o:
+                    continue
+                v = xij - a - x[edge_id(k, o, n)]
+                if v > best:
+                    best = v
+                    arg = k
         apex[q] = arg
         viol_out[q] = best if arg >= 0 else 0.0
 
@@ -283,15 +293,18 @@ def _pair_index(n, m):
     return li, lj
 
 
-def short_edge_triangles(x, n, thr, long_budget=None):
+def short_edge_triangles(x, n, thr, level=None):
     """Most violated triangle of every pair violated by more than ``thr``.
 
-    Exact (every pair with a triangle violated by more than ``thr`` is
-    found) and independent of the thread count.  The pairs are split at a
-    level ``L``: at most ``long_budget`` (default ``8 n``) *long* pairs
-    ``x_ij > L`` are scanned over every apex (``O(n)`` each); for the others
-    a violated triangle has ``x_ik + x_kj < L - thr``, so it is found in the
-    graph of short edges ``x < L - thr - min(x, 0)``.  Returns
+    Exact on ``max(x, 0)`` (every pair with a triangle violated by more
+    than ``thr`` is found; the caller reports ``-min(x)`` separately, as
+    the dense oracle does) and independent of the thread count.  The pairs are split at a
+    level ``L`` (default ``min(max x, 1)``): for a pair with ``x_ij <= L`` a
+    violated triangle has ``x_ik + x_kj < L - thr``, so it is found from the
+    graph ``S`` of short edges ``x < L - thr`` (rows sorted by
+    value, scans cut off by the bound); a *long* pair ``x_ij > L`` has
+    ``min(x_ik, x_kj) < (x_ij - thr) / 2``, so its apexes are among the
+    short neighbours of ``i`` and ``j`` below that value.  Returns
     ``(cons_edge, ptr, path, max_violation, n_short)``: CSR triangles as the
     dense oracle (paths of two edges), the largest violation found (any
     violation not found is at most ``thr``) and the number of short edges.
@@ -300,14 +313,20 @@ def short_edge_triangles(x, n, thr, long_budget=None):
         return (np.empty(0, np.int64), np.zeros(1, np.int64),
                 np.empty(0, np.int32), 0.0, 0)
     m = x.size
-    budget = 8 * n if long_budget is None else int(long_budget)
-    xmin = min(float(x.min()), 0.0)
-    if budget < m:
-        level = float(np.partition(x, m - 1 - budget)[m - 1 - budget])
-    else:
-        level = float(x.max())
-    bound = level - thr         # a + b must be below this
-    cut = bound - xmin          # each of a, b below this
+    xmax = float(x.max())
+    if float(x.min()) < 0.0:
+        # as the dense oracle: the search runs on max(x, 0) (negative
+        # entries are reported by the caller as violations of x >= 0, which
+        # the triangle inequalities imply); this keeps the short graph
+        # sparse when a few entries overshoot below 0
+        x = np.maximum(x, 0.0)
+    xmin = 0.0
+    if level is None:
+        # correlation-clustering targets are 0 / 1: pairs above 1 are
+        # transient overshoots, few, and scanned through the short graph
+        level = min(xmax, 1.0)
+    bound = level - thr         # a + b must be below this (x_ij <= level)
+    cut = max(bound - xmin, 0.5 * (xmax - thr))
     ptr, nbr, val = short_edge_graph(x, n, cut)
     counts = np.zeros(n, dtype=np.int64)
     rowmax = np.zeros(n)
@@ -327,7 +346,7 @@ def short_edge_triangles(x, n, thr, long_budget=None):
         li, lj = _edge_ends(le, n)
         apex = np.empty(le.size, dtype=np.int64)
         lv = np.empty(le.size)
-        _long_pairs(x, n, li, lj, thr, apex, lv)
+        _long_pairs(x, n, li, lj, thr, ptr, nbr, val, apex, lv)
         hit = apex >= 0
         if hit.any():
             maxv = max(maxv, float(lv.max()))
