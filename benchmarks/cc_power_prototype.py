@@ -136,12 +136,59 @@ class WeightedCC:
         P = self.qp_objective()
         return P, g, P - g
 
-    def rescale_gamma(self, gamma_new):
-        """Continuation: duals scale with gamma; recompute (x, f) from them."""
+    def lp_lower_bound(self):
+        """Weak-duality lower bound on the LP from the duals ``y = t z / gamma``.
+
+        For any ``y >= 0`` the LP value is at least ``-t h^T z / gamma +
+        sum min(0, (c + t G^T z / gamma)_i)`` over the box ``0 <= x, f <= 1``
+        (which holds an LP optimum); maximised over ``t`` in [0, 4].
+        """
+        from scipy.optimize import minimize_scalar
+
+        ux, uf = self._atz()
+        fpos = self.w > 0
+        hz = float(np.sum(self.d * (self.zA - self.zB)))
+        gam = self.gamma
+
+        def bound(t):
+            return (-t * hz / gam + np.minimum(t * ux / gam, 0).sum()
+                    + np.minimum(self.w[fpos] + t * uf[fpos] / gam, 0).sum())
+
+        r = minimize_scalar(lambda t: -bound(t), bounds=(0.0, 4.0),
+                            method="bounded", options={"xatol": 1e-9})
+        return float(max(bound(0.0), bound(1.0), -r.fun))
+
+    def rescale_gamma(self, gamma_new, mode="scale"):
+        """Continuation to ``gamma_new``, warm-starting Hildreth's duals.
+
+        ``mode="scale"``: every dual times ``t = gamma_new / gamma`` and
+        ``(x, f)`` recomputed from them (the displacement ``x - d`` is then
+        ``t`` times too large).  ``mode="keep_primal"``: triangle duals times
+        ``t``, pair duals chosen so that ``(x, f)`` do not move (``zA + zB``
+        grows by ``(gamma_new - gamma) w``, ``zA - zB`` absorbs the change
+        of the triangles' ``G^T z`` on ``x``), clamped at 0 where that is
+        impossible; Hildreth's primal-dual relation ``v = v0 - R^-1 G^T z``
+        is then restored exactly by recomputing ``(x, f)``.
+        """
         t = gamma_new / self.gamma
-        self.zA *= t
-        self.zB *= t
-        self.active.z *= t
+        if mode == "scale":
+            self.zA *= t
+            self.zB *= t
+            self.active.z *= t
+        else:
+            m = self.x.size
+            act = self.active
+            gt_old = np.zeros(m)
+            if len(act):
+                gt_old = (np.bincount(act.edge, act.z, minlength=m)
+                          - np.bincount(act.path[0::2], act.z, minlength=m)
+                          - np.bincount(act.path[1::2], act.z, minlength=m))
+            S = self.zA + self.zB + (gamma_new - self.gamma) * self.w
+            D = self.zA - self.zB - (t - 1.0) * gt_old
+            fpos = self.w > 0
+            self.zA = np.where(fpos, np.maximum(0.5 * (S + D), 0.0), 0.0)
+            self.zB = np.where(fpos, np.maximum(0.5 * (S - D), 0.0), 0.0)
+            act.z *= t
         self.gamma = float(gamma_new)
         ux, uf = self._atz()
         self.x = self.xbar - self.winv * ux
@@ -185,8 +232,17 @@ def solve(prob, *, tol=1e-2, add_threshold=None, max_iter=500,
         if gap_tol is not None and maxv <= 10 * tol:
             P, g, gap = prob.dual_gap()
             rel = gap / max(abs(g), 1e-300)
-        if maxv <= tol and max(resid, rp) <= tol and (
-                gap_tol is None or rel <= gap_tol):
+        if gap_tol is None:
+            done = maxv <= tol and max(resid, rp) <= tol
+        else:
+            # Veldt et al.'s rule: constraints within tol and a relative
+            # primal-dual gap within gap_tol (the gap is the duals-weighted
+            # complementary slackness, so it replaces the residual test)
+            fpos = prob.w > 0
+            pv = float(np.max(np.abs(prob.x - prob.d)[fpos] - prob.f[fpos],
+                              initial=0.0))
+            done = max(maxv, pv) <= tol and rel <= gap_tol
+        if done:
             converged = True
             break
         start = len(act)
@@ -233,7 +289,8 @@ def solve(prob, *, tol=1e-2, add_threshold=None, max_iter=500,
 
 
 def main():
-    from cc_instances import load_power_grid, wang_instance, POWER_GRID_ANCHOR
+    from cc_instances import load_power_grid, wang_instance
+    from cc_instances import POWER_GRID_ANCHOR as anchor
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--gamma", type=float, default=1.0)
@@ -250,38 +307,100 @@ def main():
     ap.add_argument("--gap-tol", type=float, default=None)
     ap.add_argument("--pass-tol", type=float, default=None)
     ap.add_argument("--time-limit", type=float, default=np.inf)
+    ap.add_argument("--continuation", type=float, nargs="*", default=[],
+                    help="further gammas, each warm-started from the last")
+    ap.add_argument("--graph", default="power",
+                    help="power | plc (networkx powerlaw_cluster_graph(n, 2, "
+                         "0.3), collaboration-like) | ws (connected Watts-"
+                         "Strogatz(n, 4, 0.1), infrastructure-like)")
+    ap.add_argument("--n", type=int, default=9000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--round", action="store_true",
+                    help="pivot rounding + local search of each solution")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    C = wang_instance(load_power_grid(), eps_all=args.eps_all)
+    if args.graph == "power":
+        G = load_power_grid()
+    else:
+        import networkx as nx
+        from scipy import sparse as sp
+        if args.graph == "plc":
+            g = nx.powerlaw_cluster_graph(args.n, 2, 0.3, seed=args.seed)
+        else:
+            g = nx.connected_watts_strogatz_graph(args.n, 4, 0.1,
+                                                  seed=args.seed)
+        G = sp.csr_matrix(nx.to_scipy_sparse_array(g, format="csr"))
+    C = wang_instance(G, eps_all=args.eps_all)
+    if args.graph != "power":
+        anchor = float("nan")  # no published value
     t_build = time.perf_counter() - t0
     prob = WeightedCC(C, args.gamma, center=args.center)
     t_setup = time.perf_counter() - t0
     print(f"instance {t_build:.2f} s, setup {t_setup:.2f} s, load {os.getloadavg()}")
-    res = solve(prob, tol=args.tol, max_iter=args.max_iter,
-                passes=tuple(args.passes), oracle=args.oracle,
-                gap_tol=args.gap_tol, pass_tol=args.pass_tol,
-                time_limit=args.time_limit)
-    t_solve = time.perf_counter() - t0
-    x = np.clip(prob.x, 0.0, 1.0)
-    lp = prob.lp_objective(x)
-    out = dict(gamma=args.gamma, tol=args.tol, oracle=args.oracle,
-               converged=res["converged"], n_iter=res["n_iter"],
-               lp_objective=lp, lp_objective_unclipped=prob.lp_objective(),
-               anchor=POWER_GRID_ANCHOR, ratio=lp / POWER_GRID_ANCHOR,
-               time_total=t_solve, loadavg=os.getloadavg(),
-               max_violation_oracle=res["max_violation"],
-               residual=res["residual"], n_active=len(prob.active),
-               active_bytes=prob.active.nbytes,
-               peak_rss_gb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6)
-    if not args.no_check:
-        tc = time.perf_counter()
-        out["max_violation_all_triangles"] = max_triangle_violation(x, prob.n)
-        out["check_time"] = time.perf_counter() - tc
-    out["history"] = res["history"]
-    print(json.dumps({k: v for k, v in out.items() if k != "history"}, indent=1))
+    stages = []
+    for k, gam in enumerate([args.gamma] + list(args.continuation)):
+        if k:
+            prob.rescale_gamma(gam)
+        ts = time.perf_counter()
+        res = solve(prob, tol=args.tol, max_iter=args.max_iter,
+                    passes=tuple(args.passes), oracle=args.oracle,
+                    gap_tol=args.gap_tol, pass_tol=args.pass_tol,
+                    time_limit=args.time_limit)
+        t_stage = time.perf_counter() - ts
+        x = np.clip(prob.x, 0.0, 1.0)
+        lp = prob.lp_objective(x)
+        st = dict(gamma=gam, converged=res["converged"], n_iter=res["n_iter"],
+                  lp_objective=lp, lp_objective_unclipped=prob.lp_objective(),
+                  lp_lower_bound=prob.lp_lower_bound(),
+                  anchor=anchor, ratio=lp / anchor, graph=args.graph,
+                  n=int(prob.n),
+                  time_stage=t_stage, time_total=time.perf_counter() - t0,
+                  loadavg=os.getloadavg(),
+                  max_violation_oracle=res["max_violation"],
+                  residual=res["residual"], n_active=len(prob.active),
+                  active_bytes=prob.active.nbytes,
+                  peak_rss_gb=resource.getrusage(
+                      resource.RUSAGE_SELF).ru_maxrss / 1e6)
+        if not args.no_check:
+            tc = time.perf_counter()
+            st["max_violation_all_triangles"] = max_triangle_violation(x, prob.n)
+            st["check_time"] = time.perf_counter() - tc
+        if args.round:
+            tr = time.perf_counter()
+            st.update(round_solution(C, x, prob.n))
+            st["round_time"] = time.perf_counter() - tr
+        print(json.dumps(st, indent=1), flush=True)
+        st["history"] = res["history"]
+        stages.append(st)
+    out = dict(tol=args.tol, oracle=args.oracle, gap_tol=args.gap_tol,
+               eps_all=args.eps_all, center=args.center, stages=stages,
+               command=" ".join(sys.argv))
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(out, fh, indent=1)
+
+
+def round_solution(C, x, n, trials=20, seed=0):
+    """Threshold pivot rounding (best of ``trials``) + one-element moves."""
+    from metric_estimators.nearness import (correlation_clustering_cost,
+                                            pivot_rounding)
+    from metric_estimators._kernels.correlation_clustering import (
+        best_one_element_moves)
+
+    X = np.empty((n, n))
+    edges_to_matrix(x, n, X)
+    rng = np.random.default_rng(seed)
+    best, best_cost = None, np.inf
+    for _ in range(trials):
+        lab = pivot_rounding(X, rng, "threshold")
+        c = correlation_clustering_cost(C, lab)
+        if c < best_cost:
+            best, best_cost = lab, c
+    lab = best.astype(np.int64).copy()
+    best_one_element_moves(C, lab, 100, 1e-12 * float(np.abs(C).max()))
+    return dict(pivot_cost=best_cost,
+                local_search_cost=correlation_clustering_cost(C, lab),
+                n_clusters=int(np.unique(lab).size))
 
 
 if __name__ == "__main__":
