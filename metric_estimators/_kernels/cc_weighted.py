@@ -1,0 +1,388 @@
+"""numba kernels for the W-weighted regularised correlation-clustering LP.
+
+Veldt, Gleich, Wirth & Saunderson ("Metric-constrained optimization for graph
+clustering algorithms", SIAM J. Math. Data Sci. 2019) solve the LP relaxation
+``min sum_e w_e f_e  s.t. x metric, f_e >= |x_e - d_e|`` through the
+quadratically regularised problem ::
+
+    minimise  w^T f + 1/(2 gamma) (x^T W x + f^T W f),   W = diag(w)
+
+i.e. the W-weighted L2 projection of ``(x, f) = (0, -gamma)`` onto the
+feasible set.  Hildreth's method on a constraint ``a^T v <= b`` moves
+``v <- v - theta W^-1 a`` with ``theta = (a^T v - b) / (a^T W^-1 a)``
+corrected by the dual (:func:`~metric_estimators._kernels.bregman.hildreth_correction`).
+
+* :func:`project_pairs_w` -- the pair constraints ``x_e - f_e <= d_e`` and
+  ``d_e - x_e <= f_e``: ``x_e`` and ``f_e`` carry the same weight ``w_e``,
+  so the primal step is ``s / 2`` whatever the weight; the duals (stored in
+  the QP's own units) are ``w_e`` times the step.
+* :func:`project_triangles_w` -- triangle constraints ``x_e - x_f - x_g <= 0``
+  under per-variable inverse weights ``winv`` (as ``project_paths_l2``, for
+  paths of two edges, without the CSR pointer).
+* :func:`short_edge_graph` and :func:`short_edge_triangles` -- an exact
+  triangle oracle that touches only *short* edges: a triangle ``(i, k, j)``
+  violated by more than ``thr`` has ``x_ik + x_kj < x_ij - thr <= xmax -
+  thr``, so both of its other edges are shorter than ``xmax - thr - xmin``.
+  Correlation-clustering iterates are close to 1 on almost every pair of a
+  sparse signed graph, so the short edges form a sparse graph and the
+  oracle costs ``sum_i sum_{k in S(i)} |{j in S(k): x_ik + x_kj < bound}|``
+  instead of ``n^3``.  It returns, for every pair ``i < j`` violated by more
+  than ``thr``, its most violated triangle (as the dense min-plus oracle).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .bregman import hildreth_correction
+from .metric_nearness import edge_id
+
+__all__ = ["project_pairs_w", "project_pairs_w_subset", "project_triangles_w",
+           "short_edge_graph", "short_edge_triangles"]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pair_step(x, f, d, w, zA, zB, e):
+    resid = 0.0
+    we = w[e]
+    if we <= 0.0:
+        return 0.0
+    # x_e - f_e <= d_e ; a^T W^-1 a = 2 / w_e ; theta = s w_e / 2
+    s = x[e] - f[e] - d[e]
+    zc = zA[e]
+    r = abs(s) if zc > 0.0 else max(s, 0.0)
+    if r > resid:
+        resid = r
+    step, zA[e] = hildreth_correction(zc, -0.5 * s * we)
+    # step = -theta (clamped); v <- v + step W^-1 a with a = (1, -1)
+    dx = step / we
+    x[e] += dx
+    f[e] -= dx
+    # d_e - x_e - f_e <= 0 ; a = (-1, -1)
+    s = d[e] - x[e] - f[e]
+    zc = zB[e]
+    r = abs(s) if zc > 0.0 else max(s, 0.0)
+    if r > resid:
+        resid = r
+    step, zB[e] = hildreth_correction(zc, -0.5 * s * we)
+    dx = step / we
+    x[e] -= dx
+    f[e] -= dx
+    return resid
+
+
+@njit(cache=True, nogil=True)
+def project_pairs_w(x, f, d, w, zA, zB):
+    """Hildreth pass over the pair constraints of every pair with ``w > 0``.
+
+    All arrays have one entry per pair (edge id); pairs of zero weight have
+    no pair constraint (their ``f`` is unused).  Returns the largest
+    complementary-slackness residual (in the units of ``x``).
+    """
+    resid = 0.0
+    for e in range(x.shape[0]):
+        r = _pair_step(x, f, d, w, zA, zB, e)
+        if r > resid:
+            resid = r
+    return resid
+
+
+@njit(cache=True, nogil=True)
+def project_pairs_w_subset(x, f, d, w, zA, zB, edges):
+    """:func:`project_pairs_w` restricted to the pairs ``edges``."""
+    resid = 0.0
+    for q in range(edges.shape[0]):
+        r = _pair_step(x, f, d, w, zA, zB, edges[q])
+        if r > resid:
+            resid = r
+    return resid
+
+
+@njit(cache=True, nogil=True)
+def project_triangles_w(x, winv, cons_edge, path, z, start, stop):
+    """Hildreth pass over triangles ``x_e - x_f - x_g <= 0`` (W-weighted).
+
+    ``theta = (x_e - x_f - x_g) / (winv_e + winv_f + winv_g)``, clamped by
+    the dual; ``x_e`` moves by ``-theta winv_e``, the two others by
+    ``+theta winv``.  Returns the complementary-slackness residual.
+    """
+    resid = 0.0
+    for c in range(start, stop):
+        e = cons_edge[c]
+        fe = path[2 * c]
+        ge = path[2 * c + 1]
+        we, wf, wg = winv[e], winv[fe], winv[ge]
+        s = x[e] - x[fe] - x[ge]
+        zc = z[c]
+        r = abs(s) if zc > 0.0 else max(s, 0.0)
+        if r > resid:
+            resid = r
+        step, z[c] = hildreth_correction(zc, -s / (we + wf + wg))
+        if step != 0.0:
+            x[e] += step * we
+            x[fe] -= step * wf
+            x[ge] -= step * wg
+    return resid
+
+
+@njit(cache=True, nogil=True)
+def short_edge_graph(x, n, cut):
+    """Adjacency (CSR) of the edges with ``x_e < cut``, rows sorted by ``x``.
+
+    Returns ``(ptr, nbr, val)``: the neighbours ``nbr[ptr[i]:ptr[i+1]]`` of
+    node ``i`` and their ``x`` values ``val``, in increasing ``x``.
+    """
+    deg = np.zeros(n + 1, dtype=np.int64)
+    e = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            if x[e] < cut:
+                deg[i + 1] += 1
+                deg[j + 1] += 1
+            e += 1
+    ptr = np.cumsum(deg)
+    nbr = np.empty(ptr[n], dtype=np.int32)
+    val = np.empty(ptr[n], dtype=np.float64)
+    cur = ptr[:n].copy()
+    e = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            v = x[e]
+            if v < cut:
+                nbr[cur[i]] = j
+                val[cur[i]] = v
+                cur[i] += 1
+                nbr[cur[j]] = i
+                val[cur[j]] = v
+                cur[j] += 1
+            e += 1
+    _sort_rows(ptr, nbr, val, n)
+    return ptr, nbr, val
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _sort_rows(ptr, nbr, val, n):
+    for i in prange(n):
+        a, b = ptr[i], ptr[i + 1]
+        if b - a > 1:
+            order = np.argsort(val[a:b], kind="mergesort")
+            nbr[a:b] = nbr[a:b][order]
+            val[a:b] = val[a:b][order]
+
+
+@njit(cache=True, nogil=True)
+def _row_search(i, x, n, ptr, nbr, val, bound, level, thr, best, arg,
+                touched):
+    # most violated triangle (i, k, j) of every pair (i, j), j > i, violated
+    # by more than thr; returns the number of such j (listed in touched)
+    nt = 0
+    for p in range(ptr[i], ptr[i + 1]):
+        k = nbr[p]
+        a = val[p]
+        # row k is not empty (it holds i) and sorted: its smallest entry
+        # decides whether k can be the apex of any violated triangle
+        if a + val[ptr[k]] >= bound:
+            continue
+        for q in range(ptr[k], ptr[k + 1]):
+            b = val[q]
+            if a + b >= bound:
+                break
+            j = nbr[q]
+            if j <= i:
+                continue
+            xij = x[edge_id(i, j, n)]
+            if xij > level:
+                continue  # a long pair: scanned in full by _long_pairs
+            viol = xij - a - b
+            if viol > best[j]:
+                if arg[j] < 0:
+                    touched[nt] = j
+                    nt += 1
+                best[j] = viol
+                arg[j] = k
+    return nt
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _count_rows(x, n, ptr, nbr, val, bound, level, thr, counts, rowmax):
+    nth = 64
+    for t in prange(nth):
+        best = np.full(n, thr)
+        arg = np.full(n, -1, dtype=np.int64)
+        touched = np.empty(n, dtype=np.int64)
+        for i in range(t, n, nth):
+            nt = _row_search(i, x, n, ptr, nbr, val, bound, level, thr, best,
+                             arg, touched)
+            mx = 0.0
+            for q in range(nt):
+                j = touched[q]
+                if best[j] > mx:
+                    mx = best[j]
+                best[j] = thr
+                arg[j] = -1
+            counts[i] = nt
+            rowmax[i] = mx
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _fill_rows(x, n, ptr, nbr, val, bound, level, thr, offs, cons_edge,
+               path):
+    nth = 64
+    for t in prange(nth):
+        best = np.full(n, thr)
+        arg = np.full(n, -1, dtype=np.int64)
+        touched = np.empty(n, dtype=np.int64)
+        for i in range(t, n, nth):
+            nt = _row_search(i, x, n, ptr, nbr, val, bound, level, thr, best,
+                             arg, touched)
+            # in increasing j (deterministic order)
+            tj = np.sort(touched[:nt])
+            o = offs[i]
+            for q in range(nt):
+                j = tj[q]
+                k = arg[j]
+                cons_edge[o + q] = edge_id(i, j, n)
+                path[2 * (o + q)] = edge_id(i, k, n)
+                path[2 * (o + q) + 1] = edge_id(k, j, n)
+            for q in range(nt):
+                j = touched[q]
+                best[j] = thr
+                arg[j] = -1
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _long_pairs(x, n, li, lj, thr, ptr, nbr, val, apex, viol_out):
+    # most violated apex k of each long pair ij: a violated triangle has
+    # min(x_ik, x_kj) < (x_ij - thr) / 2, so k is a short neighbour of i or
+    # of j below that value (rows sorted by value: scan a prefix)
+    for q in prange(li.shape[0]):
+        i = li[q]
+        j = lj[q]
+        xij = x[edge_id(i, j, n)]
+        half = 0.5 * (xij - thr)
+        best = thr
+        arg = -1
+        for side in range(2):
+            u = i if side == 0 else j
+            o = j if side == 0 else i
+            for p in range(ptr[u], ptr[u + 1]):
+                a = val[p]
+                if a >= half:
+                    break
+                k = nbr[p]
+                if k == o:
+                    continue
+                v = xij - a - x[edge_id(k, o, n)]
+                if v > best:
+                    best = v
+                    arg = k
+        apex[q] = arg
+        viol_out[q] = best if arg >= 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _pair_index(n, m):
+    # (i, j) of every edge id
+    li = np.empty(m, dtype=np.int32)
+    lj = np.empty(m, dtype=np.int32)
+    e = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            li[e] = i
+            lj[e] = j
+            e += 1
+    return li, lj
+
+
+def short_edge_triangles(x, n, thr, level=None):
+    """Most violated triangle of every pair violated by more than ``thr``.
+
+    Exact on ``max(x, 0)`` (every pair with a triangle violated by more
+    than ``thr`` is found; the caller reports ``-min(x)`` separately, as
+    the dense oracle does) and independent of the thread count.  The pairs are split at a
+    level ``L`` (default ``min(max x, 1)``): for a pair with ``x_ij <= L`` a
+    violated triangle has ``x_ik + x_kj < L - thr``, so it is found from the
+    graph ``S`` of short edges ``x < L - thr`` (rows sorted by
+    value, scans cut off by the bound); a *long* pair ``x_ij > L`` has
+    ``min(x_ik, x_kj) < (x_ij - thr) / 2``, so its apexes are among the
+    short neighbours of ``i`` and ``j`` below that value.  Returns
+    ``(cons_edge, ptr, path, max_violation, n_short)``: CSR triangles as the
+    dense oracle (paths of two edges), the largest violation found (any
+    violation not found is at most ``thr``) and the number of short edges.
+    """
+    if n < 3:
+        return (np.empty(0, np.int64), np.zeros(1, np.int64),
+                np.empty(0, np.int32), 0.0, 0)
+    m = x.size
+    xmax = float(x.max())
+    if float(x.min()) < 0.0:
+        # as the dense oracle: the search runs on max(x, 0) (negative
+        # entries are reported by the caller as violations of x >= 0, which
+        # the triangle inequalities imply); this keeps the short graph
+        # sparse when a few entries overshoot below 0
+        x = np.maximum(x, 0.0)
+    xmin = 0.0
+    if level is None:
+        # correlation-clustering targets are 0 / 1: pairs above 1 are
+        # transient overshoots, few, and scanned through the short graph
+        level = min(xmax, 1.0)
+    bound = level - thr         # a + b must be below this (x_ij <= level)
+    cut = max(bound - xmin, 0.5 * (xmax - thr))
+    ptr, nbr, val = short_edge_graph(x, n, cut)
+    counts = np.zeros(n, dtype=np.int64)
+    rowmax = np.zeros(n)
+    _count_rows(x, n, ptr, nbr, val, bound, level, thr, counts, rowmax)
+    offs = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=offs[1:])
+    k = int(offs[-1])
+    cons_edge = np.empty(k, dtype=np.int64)
+    path = np.empty(2 * k, dtype=np.int32)
+    if k:
+        _fill_rows(x, n, ptr, nbr, val, bound, level, thr, offs, cons_edge,
+                   path)
+    maxv = float(rowmax.max())
+    # long pairs: a full scan over the apex
+    le = np.flatnonzero(x > level).astype(np.int64)
+    if le.size:
+        li, lj = _edge_ends(le, n)
+        apex = np.empty(le.size, dtype=np.int64)
+        lv = np.empty(le.size)
+        _long_pairs(x, n, li, lj, thr, ptr, nbr, val, apex, lv)
+        hit = apex >= 0
+        if hit.any():
+            maxv = max(maxv, float(lv.max()))
+            ke = le[hit]
+            ki, kj, kk = li[hit], lj[hit], apex[hit]
+            e1 = _edge_ids(ki, kk, n)
+            e2 = _edge_ids(kk, kj, n)
+            kp = np.empty(2 * ke.size, dtype=np.int32)
+            kp[0::2] = e1
+            kp[1::2] = e2
+            cons_edge = np.concatenate((cons_edge, ke))
+            path = np.concatenate((path, kp))
+            order = np.argsort(cons_edge, kind="stable")
+            cons_edge = cons_edge[order]
+            path = path.reshape(-1, 2)[order].ravel()
+    cptr = 2 * np.arange(cons_edge.size + 1, dtype=np.int64)
+    return cons_edge, cptr, path, maxv, int(nbr.size // 2)
+
+
+def _edge_ends(e, n):
+    """(i, j), i < j, of the edge ids ``e`` (inverse of ``edge_id``)."""
+    e = np.asarray(e, dtype=np.int64)
+    # row i starts at s(i) = i n - i (i + 1) / 2; solve s(i) <= e
+    b = 2 * n - 1
+    i = np.floor((b - np.sqrt(b * b - 8.0 * e)) / 2).astype(np.int64)
+    s = i * n - i * (i + 1) // 2
+    i = np.where(s > e, i - 1, i)
+    s = i * n - i * (i + 1) // 2
+    s2 = (i + 1) * n - (i + 1) * (i + 2) // 2
+    i = np.where(s2 <= e, i + 1, i)
+    s = i * n - i * (i + 1) // 2
+    j = e - s + i + 1
+    return i, j
+
+
+def _edge_ids(i, j, n):
+    a = np.minimum(i, j).astype(np.int64)
+    b = np.maximum(i, j).astype(np.int64)
+    return a * n - a * (a + 1) // 2 + (b - a - 1)

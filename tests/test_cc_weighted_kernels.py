@@ -1,0 +1,82 @@
+"""Kernels of the W-weighted correlation-clustering prototype (issue 18)."""
+
+import numpy as np
+import pytest
+
+from metric_estimators._kernels.cc_weighted import (
+    _edge_ends,
+    project_pairs_w,
+    project_triangles_w,
+    short_edge_triangles,
+)
+from metric_estimators.solvers.oracles import DenseTriangleOracle
+
+
+def _violations(x, ce, path):
+    xp = np.maximum(x, 0.0)
+    return xp[ce] - xp[path[0::2]] - xp[path[1::2]]
+
+
+def test_edge_ends_inverts_edge_numbering():
+    n = 37
+    i, j = _edge_ends(np.arange(n * (n - 1) // 2), n)
+    r, c = np.triu_indices(n, 1)
+    assert np.array_equal(i, r) and np.array_equal(j, c)
+
+
+@pytest.mark.parametrize("level", [None, 0.3, 0.7, 1.3])
+@pytest.mark.parametrize("seed", range(4))
+def test_short_edge_oracle_matches_dense_triangle_oracle(seed, level):
+    # CC-like iterates: mostly 1, some short entries, overshoots above 1
+    # and below 0; the short-edge oracle must find exactly the pairs the
+    # dense min-plus oracle finds, with equally violated triangles
+    rng = np.random.default_rng(seed)
+    n = 45
+    m = n * (n - 1) // 2
+    x = np.where(rng.random(m) < 0.15, rng.random(m), 1.0)
+    x += (rng.random(m) < 0.05) * rng.random(m) * 0.5
+    x -= (rng.random(m) < 0.02) * 0.05
+    thr = 1e-3
+    ce, ptr, path, maxv, _ = short_edge_triangles(x, n, thr, level=level)
+    ce2, ptr2, path2, maxv2 = DenseTriangleOracle(n)(x, thr)
+    assert np.array_equal(ptr, 2 * np.arange(ce.size + 1))
+    assert np.array_equal(ce, ce2)
+    np.testing.assert_allclose(_violations(x, ce, path),
+                               _violations(x, ce2, path2), atol=1e-12)
+    assert np.all(_violations(x, ce, path) > thr)
+    assert max(maxv, -x.min()) == pytest.approx(maxv2, abs=1e-12)
+
+
+def test_pair_projection_is_weight_independent_in_x_and_scales_duals():
+    # the W-weighted projection onto f >= |x - d| moves x and f by s / 2
+    # whatever the weight; the duals are w times the unit-weight ones
+    m = 5
+    d = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
+    out = []
+    for w in (np.ones(m), np.array([0.01, 0.1, 1.0, 10.0, 100.0])):
+        x = np.zeros(m)
+        f = np.full(m, -1.0)
+        zA, zB = np.zeros(m), np.zeros(m)
+        project_pairs_w(x, f, d, w, zA, zB)
+        out.append((x, f, zA / w, zB / w))
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b)
+    # the result is feasible for the pair constraints
+    x, f = out[0][0], out[0][1]
+    assert np.all(f >= np.abs(x - d) - 1e-12)
+
+
+def test_triangle_projection_is_the_weighted_projection():
+    # one violated triangle: the W-weighted projection onto
+    # x_e - x_f - x_g <= 0 moves each entry by theta / r
+    x = np.array([1.0, 0.2, 0.3])
+    r = np.array([2.0, 0.5, 4.0])
+    z = np.zeros(1)
+    project_triangles_w(x, 1.0 / r, np.array([0]), np.array([1, 2], np.int32),
+                        z, 0, 1)
+    s = 1.0 - 0.2 - 0.3
+    theta = s / (1 / 2.0 + 1 / 0.5 + 1 / 4.0)
+    np.testing.assert_allclose(x, [1.0 - theta / 2.0, 0.2 + theta / 0.5,
+                                   0.3 + theta / 4.0])
+    assert abs(x[0] - x[1] - x[2]) < 1e-12
+    assert z[0] == pytest.approx(theta)
