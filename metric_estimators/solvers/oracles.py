@@ -471,7 +471,9 @@ class LabelPairOracle:
     -----
     Pairs are keyed ``i * n + j``.  The largest violation returned covers
     every pair: the scanned ones against their bound, the remembered ones
-    against their current slack.
+    against their current slack.  ``last_n_violated`` is the number of pairs
+    outside the active set violated beyond the threshold at the last call
+    (all of them, not only the ``max_new`` returned).
     """
 
     supports_float32 = False
@@ -488,6 +490,7 @@ class LabelPairOracle:
         skip = (np.empty((0, 2), np.int64) if skip_pairs is None
                 else np.asarray(skip_pairs, dtype=np.int64).reshape(-1, 2))
         self.skip_keys = skip[:, 0] * n + skip[:, 1]
+        self.last_n_violated = None
 
     @property
     def n_pairs(self):
@@ -506,6 +509,7 @@ class LabelPairOracle:
         cap = max(16, min(n, 4 * self.max_new // max(B, 1) + 16))
         I, J, Vv = [], [], []
         maxv = 0.0
+        total = 0
         ki = np.empty((B, cap), dtype=np.int64)
         kj = np.empty((B, cap), dtype=np.int64)
         kv = np.empty((B, cap), dtype=np.float64)
@@ -518,12 +522,14 @@ class LabelPairOracle:
                             rowmax)
             r = i1 - i0
             maxv = max(maxv, float(rowmax[:r].max()))
+            total += int(counts[:r].sum())
             c = np.minimum(counts[:r], cap)
             mask = np.arange(cap)[None, :] < c[:, None]
             I.append(ki[:r][mask])
             J.append(kj[:r][mask])
             Vv.append(kv[:r][mask])
-        return np.concatenate(I), np.concatenate(J), np.concatenate(Vv), maxv
+        return (np.concatenate(I), np.concatenate(J), np.concatenate(Vv),
+                maxv, total)
 
     def __call__(self, A, threshold, active, precision="float64"):
         """Return ``(key, V, delta, xi0, max_violation)`` of the violated pairs."""
@@ -531,7 +537,8 @@ class LabelPairOracle:
         Z = np.ascontiguousarray(X @ _factor(A))
         skip = np.concatenate((active.key, self.skip_keys))
         skip.sort()
-        I, J, viol, maxv = self._scan(Z, skip, threshold)
+        I, J, viol, maxv, total = self._scan(Z, skip, threshold)
+        self.last_n_violated = total
         maxv = max(maxv, active.max_violation())
         if I.size > self.max_new:
             top = np.argsort(-viol, kind="stable")[:self.max_new]
