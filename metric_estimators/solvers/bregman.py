@@ -90,7 +90,8 @@ TABLE_COLUMNS = (
 )
 
 _HISTORY_KEYS = ("objective", "max_violation", "residual", "n_active",
-                 "n_added", "n_forgotten", "passes", "time", "oracle_time")
+                 "n_added", "n_forgotten", "passes", "time", "oracle_time",
+                 "active_bytes")
 
 
 @dataclass
@@ -122,7 +123,8 @@ class BregmanResult:
         ``n_added``, ``n_forgotten``, ``passes``, ``time`` (seconds since the
         report, or the call, started), ``oracle_time`` (seconds spent in
         this iteration's oracle call; the rest of the iteration's time is
-        the projections and forgetting).
+        the projections and forgetting), ``active_bytes`` (memory held by
+        the active set after forgetting; 0 if it has no ``nbytes``).
     """
 
     active: object
@@ -256,7 +258,8 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
         obj = float(objective(point))
         for key, value in zip(_HISTORY_KEYS,
                               (obj, maxv, float(resid), len(active), added,
-                               forgotten, done, clock(), t_oracle)):
+                               forgotten, done, clock(), t_oracle,
+                               int(getattr(active, "nbytes", 0)))):
             hist[key].append(value)
         if report is not None:
             report.row(it, obj, maxv, float(resid), len(active), added, done)
