@@ -136,6 +136,7 @@ class MetricNearness(BaseEstimator):
         of sources there and merges the violated cycles here; the solution
         is bit for bit the in-process one (see ``docs/dask.rst``, "The
         shortest-path oracle on a cluster").  ``None``: in this process.
+        ``clone`` shares the client; pickling drops it (``None``).
 
     Attributes
     ----------
@@ -363,6 +364,24 @@ class MetricNearness(BaseEstimator):
     def fit_transform(self, D, y=None, sample_weight=None):
         """Fit and return ``metric_``."""
         return self.fit(D, y, sample_weight=sample_weight).metric_
+
+    def __sklearn_clone__(self):
+        """Clone, sharing ``client`` (a live ``distributed.Client`` cannot be deep-copied)."""
+        client = self.client
+        self.client = None
+        try:
+            new = super().__sklearn_clone__()
+        finally:
+            self.client = client
+        new.client = client
+        return new
+
+    def __getstate__(self):
+        """Pickle without ``client`` (a connection, not a parameter of the result)."""
+        state = super().__getstate__()
+        if state.get("client") is not None:
+            state = {**state, "client": None}
+        return state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
