@@ -440,15 +440,30 @@ def _check_symmetric_sparse(M, name, *, nonnegative, zero_diagonal):
         raise ValueError(f"{name} must be non-negative; its smallest entry is "
                          f"{M.data.min():.3g}.")
     if zero_diagonal and np.any(M.diagonal() != 0):
-        raise ValueError(f"{name} must have a zero diagonal.")
+        loops = np.flatnonzero(M.diagonal() != 0)
+        raise ValueError(
+            f"{name} must have a zero diagonal: a sparse graph has no "
+            f"self-loops, but node {loops[0]} has one ({loops.size} in all).")
     asym = abs(M - M.T)
     scale = max(abs(M).max(), np.finfo(float).tiny)
     if asym.nnz and asym.max() > 1e-10 * scale:
-        raise ValueError(f"{name} must be symmetric.")
-    # the same sparsity pattern on both sides
-    P = (M != 0).astype(np.int8)
+        A = asym.tocoo()
+        k = int(np.argmax(A.data))
+        i, j = int(A.row[k]), int(A.col[k])
+        raise ValueError(f"{name} must be symmetric: {name}[{i}, {j}] = "
+                         f"{M[i, j]:.6g} but {name}[{j}, {i}] = {M[j, i]:.6g}.")
+    # the same stored pattern on both sides, explicit zeros included (a
+    # stored zero is an entry -- e.g. an edge of length 0 -- not an absence)
+    P = sparse.csr_matrix((np.ones(M.nnz, dtype=np.int8), M.indices,
+                           M.indptr), shape=M.shape)
     if (P - P.T).nnz:
-        raise ValueError(f"{name} must have a symmetric sparsity pattern.")
+        D = (P - P.T).tocoo()
+        k = int(np.argmax(D.data > 0))
+        raise ValueError(
+            f"{name} must have a symmetric sparsity pattern: entry "
+            f"({D.row[k]}, {D.col[k]}) is stored (value "
+            f"{M[D.row[k], D.col[k]]:.3g}; explicit zeros count as entries) "
+            f"but ({D.col[k]}, {D.row[k]}) is not.")
     return M
 
 

@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._kernels.cycle_projections import project_nonnegative
 from ._kernels.edges import edges_to_matrix, matrix_to_edges
@@ -41,6 +41,32 @@ def _kl_divergence(x, d):
     """Generalised KL divergence ``sum x log(x / d) - x + d`` (``x, d > 0``)."""
     return float(np.sum(x * np.log(x / d) - x + d))
 
+
+
+def _check_sparse_weights(W, D):
+    """Check sparse ``sample_weight``: finite, symmetric, stored on D's edges only."""
+    W = sparse.csr_matrix(W, dtype=np.float64)
+    W.sum_duplicates()
+    if not np.all(np.isfinite(W.data)):
+        raise ValueError("sample_weight contains NaN or infinity.")
+    asym = abs(W - W.T)
+    if asym.nnz and asym.max() > 1e-10 * max(abs(W).max(), 1e-300):
+        raise ValueError("sample_weight must be symmetric.")
+    PW = sparse.csr_matrix((np.ones(W.nnz), W.indices, W.indptr),
+                           shape=W.shape)
+    PW.setdiag(0)
+    PW.eliminate_zeros()
+    PD = sparse.csr_matrix((np.ones(D.nnz), D.indices, D.indptr),
+                           shape=D.shape)
+    off = PW - PW.multiply(PD)
+    off.eliminate_zeros()
+    if off.nnz:
+        r, c = off.nonzero()
+        raise ValueError(
+            f"sample_weight has a stored entry at ({r[0]}, {c[0]}), which is "
+            f"not an edge of D ({off.nnz} such entries): weights apply to "
+            f"the stored entries of a sparse D only.")
+    return W
 
 
 class MetricNearness(BaseEstimator):
@@ -103,6 +129,14 @@ class MetricNearness(BaseEstimator):
         violation, duals residual, active-set size, added, passes, time; see
         :data:`metric_estimators.solvers.bregman.TABLE_COLUMNS`); 1 throttles
         it, 2 prints every row.
+    client : distributed.Client or None, default=None
+        Sparse ``D`` only (ignored for dense input): run the shortest-path
+        oracle's Dijkstra searches on this Dask cluster -- the graph is
+        scattered to the workers once, every oracle call searches per block
+        of sources there and merges the violated cycles here; the solution
+        is bit for bit the in-process one (see ``docs/dask.rst``, "The
+        shortest-path oracle on a cluster").  ``None``: in this process.
+        ``clone`` shares the client; pickling drops it (``None``).
 
     Attributes
     ----------
@@ -146,16 +180,18 @@ class MetricNearness(BaseEstimator):
         "oracle": [StrOptions({"triangle", "shortest_path"})],
         "divergence": [StrOptions({"l2", "kl"})],
         "verbose": ["verbose"],
+        "client": [None, HasMethods(["scatter", "submit", "gather"])],
     }
 
     def __init__(self, tol=1e-6, max_iter=500, max_passes=50,
-                 oracle="triangle", divergence="l2", verbose=0):
+                 oracle="triangle", divergence="l2", verbose=0, client=None):
         self.tol = tol
         self.max_iter = max_iter
         self.max_passes = max_passes
         self.oracle = oracle
         self.divergence = divergence
         self.verbose = verbose
+        self.client = client
 
     def fit(self, D, y=None, sample_weight=None):
         """Compute the nearest metric to ``D``.
@@ -222,6 +258,7 @@ class MetricNearness(BaseEstimator):
                 raise ValueError("sample_weight must have the same shape as "
                                  f"D {D.shape}, got {W.shape}.")
             if sparse.issparse(W):
+                W = _check_sparse_weights(W, D)
                 we = np.asarray(W[rows, cols]).ravel()
             else:
                 we = W.astype(np.float64)[rows, cols]
@@ -231,7 +268,7 @@ class MetricNearness(BaseEstimator):
                 raise ValueError("sample_weight must be strictly positive on the "
                                  "edges of D.")
         res, scale, unit = self._solve(
-            d, we, SparseShortestPathOracle(n, rows, cols),
+            d, we, SparseShortestPathOracle(n, rows, cols, client=self.client),
             weighted=sample_weight is not None,
             pass_budget=ORACLE_PASS_RATIO * 20.0 * n * max(d.size, 1),
             settle_fraction=0.0, report=report)
@@ -327,6 +364,24 @@ class MetricNearness(BaseEstimator):
     def fit_transform(self, D, y=None, sample_weight=None):
         """Fit and return ``metric_``."""
         return self.fit(D, y, sample_weight=sample_weight).metric_
+
+    def __sklearn_clone__(self):
+        """Clone, sharing ``client`` (a live ``distributed.Client`` cannot be deep-copied)."""
+        client = self.client
+        self.client = None
+        try:
+            new = super().__sklearn_clone__()
+        finally:
+            self.client = client
+        new.client = client
+        return new
+
+    def __getstate__(self):
+        """Pickle without ``client`` (a connection, not a parameter of the result)."""
+        state = super().__getstate__()
+        if state.get("client") is not None:
+            state = {**state, "client": None}
+        return state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -102,6 +102,10 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
     max_violation_ : float
         Largest relative violation ``delta (d - xi) / xi`` over *all* pairs
         at the end (``xi = xi0`` for the pairs outside the active set).
+    n_violated_ : int
+        Pairs outside the active set violated by more than ``tol`` at the
+        last oracle call (the oracle returns at most ``max_new_constraints``
+        of them per call).
     n_pairs_ : int
         Number of labelled pairs considered (all of them but the
         different-class pairs of identical points).
@@ -220,6 +224,7 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
         self.max_violation_ = float(res.max_violation)
         self.converged_ = res.converged
         self.n_pairs_ = oracle.n_pairs
+        self.n_violated_ = int(oracle.last_n_violated)
         self.n_same_pairs_ = int(sum(c * (c - 1) // 2
                                      for c in np.bincount(y_idx)))
         return self

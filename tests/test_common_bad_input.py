@@ -613,3 +613,56 @@ def test_identical_points_need_explicit_bounds(name):
     y = np.arange(20) % 2
     with pytest.raises(ValueError, match="all points are identical. Pass bounds"):
         XY_LEARNERS[name]().fit(X, y)
+
+
+def _path_graph(n=6, extra=(), values=None):
+    """A sparse path graph 0-1-...-(n-1) (both triangles stored) plus ``extra`` entries."""
+    r = np.arange(n - 1)
+    rows = np.concatenate((r, r + 1, [e[0] for e in extra])).astype(int)
+    cols = np.concatenate((r + 1, r, [e[1] for e in extra])).astype(int)
+    vals = np.concatenate((np.ones(2 * (n - 1)), [e[2] for e in extra]))
+    if values is not None:
+        vals[:len(values)] = values
+    return sparse.csr_matrix((vals, (rows, cols)), shape=(n, n))
+
+
+@pytest.mark.parametrize("D, match", [
+    # non-symmetric values: the offending entry is named
+    (_path_graph(values=[2.0]), r"D must be symmetric: D\[0, 1\] = 2 but D\[1, 0\] = 1"),
+    # a stored entry without its mirror
+    (_path_graph(extra=[(0, 3, 1.0)]), r"D must be symmetric: D\[0, 3\] = 1 but D\[3, 0\] = 0"),
+    # an explicit zero (an edge of length 0) without its mirror
+    (_path_graph(extra=[(0, 3, 0.0)]),
+     r"symmetric sparsity pattern: entry \(0, 3\) is stored \(value 0; explicit zeros"),
+    # a self-loop
+    (_path_graph(extra=[(2, 2, 1.0)]), "no self-loops, but node 2 has one"),
+    (_path_graph(values=[np.nan, np.nan]), "D contains NaN or infinity"),
+    (_path_graph(values=[np.inf, np.inf]), "D contains NaN or infinity"),
+])
+def test_metric_nearness_sparse_bad_graph(D, match):
+    with pytest.raises(ValueError, match=match):
+        MetricNearness().fit(D)
+
+
+def test_metric_nearness_sparse_explicit_zeros_are_edges():
+    # a symmetric explicit zero is an edge of length 0 (accepted, kept); a
+    # stored zero on the diagonal is not a self-loop
+    D = _path_graph(extra=[(0, 3, 0.0), (3, 0, 0.0), (2, 2, 0.0)])
+    est = MetricNearness().fit(D)
+    M = est.metric_
+    assert M[0, 3] == 0.0 and 3 in M.indices[M.indptr[0]:M.indptr[1]]
+    assert M.nnz == 2 * 6  # 5 path edges and the zero edge, both sides
+
+
+@pytest.mark.parametrize("W, match", [
+    (_path_graph(values=[3.0]), "sample_weight must be symmetric"),
+    (_path_graph(extra=[(0, 3, 1.0), (3, 0, 1.0)]),
+     r"sample_weight has a stored entry at \(0, 3\), which is not an edge of D"),
+    # an explicit zero weight on an edge
+    (_path_graph(values=[0.0, 1.0, 1.0, 1.0, 1.0, 0.0]),
+     "sample_weight must be strictly positive on the edges of D"),
+    (_path_graph(values=[np.nan]), "sample_weight contains NaN or infinity"),
+])
+def test_metric_nearness_sparse_bad_sparse_weights(W, match):
+    with pytest.raises(ValueError, match=match):
+        MetricNearness().fit(_path_graph(), sample_weight=W)

@@ -148,3 +148,23 @@ def test_same_fixed_point_as_logdet_bregman_on_all_pairs(gamma):
     other = ProjectAndForget(gamma=gamma, tol=1e-8, random_state=0).fit(
         X, y, bounds=(1.5, 6.0))
     assert np.abs(other.get_mahalanobis_matrix() - res.matrix).max() > 1e-3
+
+
+def test_oracle_counts_every_violated_pair_and_history_times():
+    # one oracle call at A0 = I: n_violated_ is the brute-force count of pairs
+    # violated beyond tol, though only max_new_constraints of them join
+    X, y = make_classification(n_samples=80, n_features=4, n_informative=3,
+                               n_redundant=0, random_state=0)
+    low, high, tol = 2.0, 6.0, 1e-3
+    with pytest.warns(ConvergenceWarning):
+        est = ProjectAndForget(max_iter=1, max_new_constraints=50, tol=tol,
+                               random_state=0).fit(X, y, bounds=(low, high))
+    i, j = np.triu_indices(X.shape[0], 1)
+    d = np.sum((X[i] - X[j]) ** 2, axis=1)
+    same = y[i] == y[j]
+    viol = np.where(same, (d - low) / low, (high - d) / high)
+    assert est.n_violated_ == np.count_nonzero(viol > tol) > 50
+    assert est.history_["n_added"] == [50]
+    assert len(est.history_["oracle_time"]) == 1
+    assert 0 < est.history_["oracle_time"][0] <= est.history_["time"][0]
+    assert est.history_["active_bytes"][0] == est.n_active_ * (8 * 5 + 8 * 4)

@@ -17,8 +17,9 @@ active set offers the same small interface:
     which the driver compares with its tolerance.
 ``forget() -> int``
     Drop the constraints whose dual is zero; return how many.
-``len(active)``, ``nnz``
-    Number of constraints, and the cost of a pass in stored entries.
+``len(active)``, ``nnz``, ``nbytes``
+    Number of constraints, the cost of a pass in stored entries, and the
+    memory held.
 
 Two kinds of constraints:
 
@@ -250,6 +251,12 @@ class LogDetPairConstraints:
     def nnz(self):
         """Stored entries: ``d`` per constraint."""
         return int(self.V.size)
+
+    @property
+    def nbytes(self):
+        """Memory held by the constraints, in bytes."""
+        return (self.key.nbytes + self.V.nbytes + self.delta.nbytes
+                + self.xi0.nbytes + self.xi.nbytes + self.lam.nbytes)
 
     def add(self, key, V, delta, xi0):
         """Append constraints (the oracles skip remembered ones); return how many."""

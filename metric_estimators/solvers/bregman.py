@@ -90,7 +90,8 @@ TABLE_COLUMNS = (
 )
 
 _HISTORY_KEYS = ("objective", "max_violation", "residual", "n_active",
-                 "n_added", "n_forgotten", "passes", "time")
+                 "n_added", "n_forgotten", "passes", "time", "oracle_time",
+                 "active_bytes")
 
 
 @dataclass
@@ -120,7 +121,10 @@ class BregmanResult:
         Per iteration: ``objective``, ``max_violation`` (oracle, before the
         passes), ``residual`` (last pass), ``n_active`` (after forgetting),
         ``n_added``, ``n_forgotten``, ``passes``, ``time`` (seconds since the
-        report, or the call, started).
+        report, or the call, started), ``oracle_time`` (seconds spent in
+        this iteration's oracle call; the rest of the iteration's time is
+        the projections and forgetting), ``active_bytes`` (memory held by
+        the active set after forgetting; 0 if it has no ``nbytes``).
     """
 
     active: object
@@ -215,6 +219,7 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
     use32 = getattr(oracle, "supports_float32", False)
     scale = float(np.abs(point).max()) if use32 and point.size else 1.0
     for it in range(1, max_iter + 1):
+        t_oracle = time.perf_counter()
         if use32:
             # single-precision search while far from the tolerance
             precision = ("float32" if maxv > max(10.0 * tol, 1e-5 * scale)
@@ -224,6 +229,7 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
         else:
             *batch, maxv = oracle(point, add_threshold, active)
         maxv = float(maxv)
+        t_oracle = time.perf_counter() - t_oracle
         if maxv <= tol and resid <= tol:
             converged = True
             it -= 1  # this oracle call only certified the previous iterate
@@ -252,7 +258,8 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
         obj = float(objective(point))
         for key, value in zip(_HISTORY_KEYS,
                               (obj, maxv, float(resid), len(active), added,
-                               forgotten, done, clock())):
+                               forgotten, done, clock(), t_oracle,
+                               int(getattr(active, "nbytes", 0)))):
             hist[key].append(value)
         if report is not None:
             report.row(it, obj, maxv, float(resid), len(active), added, done)

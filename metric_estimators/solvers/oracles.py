@@ -28,7 +28,9 @@ shortest path; the oracles return one such constraint per violated edge.
   min-plus square instead of shortest paths).
 * :class:`SparseShortestPathOracle` -- sparse graphs: Dijkstra from every
   node (``scipy.sparse.csgraph.dijkstra`` with predecessors), in chunks of
-  sources so that memory stays O(chunk * n).
+  sources so that memory stays O(chunk * n); the blocks of sources run
+  in-process or on a Dask cluster (:class:`InProcessExecutor`,
+  :class:`DaskExecutor`).
 
 LogDet pair constraints (ITML's problem; violations relative to the bound,
 for :class:`~metric_estimators.solvers.active_sets.LogDetPairConstraints`):
@@ -56,7 +58,8 @@ from .._kernels.bregman import logdet_violations
 from .._kernels.pair_oracle import scan_pair_block
 
 __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
-           "SparseShortestPathOracle", "FixedListOracle", "LabelPairOracle",
+           "SparseShortestPathOracle", "InProcessExecutor", "DaskExecutor",
+           "make_executor", "FixedListOracle", "LabelPairOracle",
            "ORACLE_PASS_RATIO", "n_edges"]
 
 # Cost of one oracle call relative to one stored path entry of a projection
@@ -189,27 +192,18 @@ class DenseTriangleOracle(DenseShortestPathOracle):
         return ce, ptr, path, max(maxv, neg)
 
 
-class SparseShortestPathOracle:
-    """Shortest-path oracle on a sparse graph (Dijkstra from every node).
+class _SparseGraph:
+    """The pattern of a sparse graph, shipped once to wherever the searches run.
 
-    Parameters
-    ----------
-    n : int
-        Number of nodes.
-    rows, cols : int arrays of shape (m,)
-        The edges ``rows[e] < cols[e]``; edge ``e`` has length ``x[e]``.
-    chunk : int
-        Number of Dijkstra sources per call to scipy (memory ``O(chunk n)``).
+    ``rows[e] < cols[e]`` are the edges; ``indptr``, ``indices`` are the
+    symmetric CSR pattern and ``eid`` the edge id of each stored entry.
     """
 
-    def __init__(self, n, rows, cols, chunk=256):
+    def __init__(self, n, rows, cols):
         self.n = int(n)
         self.rows = np.ascontiguousarray(rows, dtype=np.int64)
         self.cols = np.ascontiguousarray(cols, dtype=np.int64)
-        self.chunk = int(chunk)
         m = self.rows.size
-        # symmetric CSR pattern whose data give, for each stored entry, the
-        # edge id; lengths are filled in from x at every call
         ids = np.arange(m, dtype=np.int64)
         A = sparse.coo_matrix(
             (np.concatenate((ids, ids)) + 1,
@@ -218,45 +212,193 @@ class SparseShortestPathOracle:
             shape=(n, n),
         ).tocsr()
         A.sort_indices()
-        self._indptr = A.indptr.astype(np.int64)
-        self._indices = A.indices.astype(np.int64)
-        self._eid = (A.data - 1).astype(np.int64)
+        self.indptr = A.indptr.astype(np.int64)
+        self.indices = A.indices.astype(np.int64)
+        self.eid = (A.data - 1).astype(np.int64)
+
+    @property
+    def nbytes(self):
+        """Bytes of the arrays (what scattering the graph moves)."""
+        return (self.rows.nbytes + self.cols.nbytes + self.indptr.nbytes
+                + self.indices.nbytes + self.eid.nbytes)
+
+
+def _search_sources(graph, x, s0, s1, threshold, chunk):
+    """Violated cycle constraints of the edges ``(u, v)`` with ``s0 <= u < s1``.
+
+    Dijkstra from the sources ``s0 .. s1 - 1`` (``chunk`` at a time, memory
+    ``O(chunk n)``) on the graph with lengths ``max(x, 0)``; returns
+    ``(cons_edge, ptr, path, max_violation)`` in source order.  A pure
+    function of its arguments: run in-process or on a Dask worker, it gives
+    the same bits.
+    """
+    n = graph.n
+    # explicit tiny lengths instead of zeros, which csgraph could drop
+    lengths = np.maximum(np.maximum(x, 0.0)[graph.eid], 1e-300)
+    G = sparse.csr_matrix((lengths, graph.indices, graph.indptr),
+                          shape=(n, n))
+    parts = []
+    for c0 in range(s0, s1, chunk):
+        src = np.arange(c0, min(s1, c0 + chunk))
+        dist, pred = csgraph.dijkstra(G, directed=False, indices=src,
+                                      return_predecessors=True)
+        parts.append(paths_from_predecessors(
+            x, graph.rows, graph.cols, src.astype(np.int64), dist,
+            pred.astype(np.int64), graph.indptr, graph.indices, graph.eid,
+            threshold,
+        ))
+    return _merge(parts)
+
+
+def _merge(parts):
+    """Concatenate ``(cons_edge, ptr, path, max_violation)`` blocks in order."""
+    ces, ptrs, paths = [], [np.zeros(1, np.int64)], []
+    maxv = 0.0
+    offset = 0
+    for ce, ptr, path, mv in parts:
+        maxv = max(maxv, float(mv))
+        if ce.size:
+            ces.append(np.asarray(ce, dtype=np.int64))
+            ptrs.append(np.asarray(ptr[1:], dtype=np.int64) + offset)
+            paths.append(np.asarray(path, dtype=np.int32))
+            offset += int(path.size)
+    if not ces:
+        return (np.empty(0, np.int64), np.zeros(1, np.int64),
+                np.empty(0, np.int32), maxv)
+    return (np.concatenate(ces), np.concatenate(ptrs), np.concatenate(paths),
+            maxv)
+
+
+class InProcessExecutor:
+    """Run the oracle's blocks of sources one after the other, in this process."""
+
+    n_workers = 1
+
+    def bind(self, graph):
+        """Hold the graph (nothing to ship)."""
+        self._graph = graph
+
+    def map_sources(self, x, blocks, threshold, chunk):
+        """Return the per-block results of :func:`_search_sources`, in block order."""
+        return [_search_sources(self._graph, x, s0, s1, threshold, chunk)
+                for s0, s1 in blocks]
+
+
+class DaskExecutor:
+    """Run the oracle's blocks of sources on the workers of a Dask cluster.
+
+    The graph pattern is scattered to every worker once (:meth:`bind`); each
+    oracle call scatters the edge lengths ``x`` (``8 m`` bytes per worker),
+    submits one task per block of sources and gathers the violated cycles,
+    which the oracle merges in block order -- so the result is bit for bit
+    the in-process one.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        A connected client.
+    blocks_per_worker : int, default=4
+        Blocks of sources per worker and call (load balance against
+        per-task overhead).
+    """
+
+    def __init__(self, client, blocks_per_worker=4):
+        self.client = client
+        self.blocks_per_worker = int(blocks_per_worker)
+        self._graph = None
+
+    @property
+    def n_workers(self):
+        """Number of workers of the cluster (at least 1)."""
+        info = self.client.scheduler_info()
+        return max(1, len(info.get("workers", {})))
+
+    def bind(self, graph):
+        """Scatter the graph pattern to every worker, once."""
+        self._graph = self.client.scatter(graph, broadcast=True, hash=False)
+
+    def map_sources(self, x, blocks, threshold, chunk):
+        """Search the blocks on the workers; return their results in block order."""
+        x_f = self.client.scatter(np.ascontiguousarray(x), broadcast=True,
+                                  hash=False)
+        futures = [self.client.submit(_search_sources, self._graph, x_f,
+                                      s0, s1, threshold, chunk, pure=False)
+                   for s0, s1 in blocks]
+        try:
+            return self.client.gather(futures)
+        finally:
+            for f in futures:
+                f.release()
+            x_f.release()
+
+
+def make_executor(client=None):
+    """Return the executor for ``client``: in-process for None, else Dask."""
+    if client is None:
+        return InProcessExecutor()
+    if isinstance(client, (InProcessExecutor, DaskExecutor)):
+        return client
+    return DaskExecutor(client)
+
+
+class SparseShortestPathOracle:
+    """Shortest-path oracle on a sparse graph (Dijkstra from every node).
+
+    The searches from the ``n`` sources are independent: they run in blocks
+    of sources through an *executor*, in this process (default) or on the
+    workers of a Dask cluster (``client``): the graph pattern is scattered
+    once, each call ships the edge lengths, searches per block of sources
+    on the workers and merges the violated cycles here, in source order --
+    the same constraints, bit for bit, as in-process.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    rows, cols : int arrays of shape (m,)
+        The edges ``rows[e] < cols[e]``; edge ``e`` has length ``x[e]``.
+    chunk : int
+        Number of Dijkstra sources per call to scipy (memory ``O(chunk n)``
+        wherever the search runs).
+    client : distributed.Client or None, default=None
+        Run the searches on this Dask cluster (see :class:`DaskExecutor`).
+    """
 
     supports_float32 = False
 
+    def __init__(self, n, rows, cols, chunk=256, client=None):
+        self.graph = _SparseGraph(n, rows, cols)
+        self.n = self.graph.n
+        self.rows = self.graph.rows
+        self.cols = self.graph.cols
+        self.chunk = int(chunk)
+        self.executor = make_executor(client)
+        self._bound = False
+
+    def _blocks(self):
+        """Blocks of sources: one per chunk in-process, a few per worker on Dask."""
+        n, chunk = self.n, self.chunk
+        k = self.executor.n_workers * getattr(self.executor,
+                                              "blocks_per_worker", 1)
+        if isinstance(self.executor, InProcessExecutor) or k <= 1:
+            return [(0, n)] if n else []
+        # whole chunks per block, so the chunks are those of the in-process run
+        n_chunks = -(-n // chunk)
+        per = max(1, -(-n_chunks // k))
+        return [(c * chunk, min(n, (c + per) * chunk))
+                for c in range(0, n_chunks, per)]
+
     def __call__(self, x, threshold, active=None, precision="float64"):
         """Return the shortest-path constraints violated beyond ``threshold``."""
-        n = self.n
-        # explicit tiny lengths instead of zeros, which csgraph could drop
-        lengths = np.maximum(x, 0.0)[self._eid]
-        lengths = np.maximum(lengths, 1e-300)
-        G = sparse.csr_matrix((lengths, self._indices, self._indptr),
-                              shape=(n, n))
-        ces, ptrs, paths = [], [], []
-        maxv = 0.0
-        offset = 0
-        for s0 in range(0, n, self.chunk):
-            src = np.arange(s0, min(n, s0 + self.chunk))
-            dist, pred = csgraph.dijkstra(G, directed=False, indices=src,
-                                          return_predecessors=True)
-            ce, ptr, path, mv = paths_from_predecessors(
-                x, self.rows, self.cols, src.astype(np.int64), dist,
-                pred.astype(np.int64), self._indptr, self._indices, self._eid,
-                threshold,
-            )
-            maxv = max(maxv, mv)
-            if ce.size:
-                ces.append(ce)
-                ptrs.append(ptr[1:] + offset)
-                paths.append(path)
-                offset += path.size
+        if not self._bound:
+            self.executor.bind(self.graph)
+            self._bound = True
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        parts = self.executor.map_sources(x, self._blocks(), float(threshold),
+                                          self.chunk)
+        ce, ptr, path, maxv = _merge(parts)
         neg = float(-x.min()) if x.size else 0.0
-        maxv = max(maxv, neg)
-        if not ces:
-            return (np.empty(0, np.int64), np.zeros(1, np.int64),
-                    np.empty(0, np.int32), maxv)
-        return (np.concatenate(ces), np.concatenate([[0]] + ptrs).astype(np.int64),
-                np.concatenate(paths), maxv)
+        return ce, ptr, path, max(maxv, neg)
 
 
 class FixedListOracle:
@@ -329,7 +471,9 @@ class LabelPairOracle:
     -----
     Pairs are keyed ``i * n + j``.  The largest violation returned covers
     every pair: the scanned ones against their bound, the remembered ones
-    against their current slack.
+    against their current slack.  ``last_n_violated`` is the number of pairs
+    outside the active set violated beyond the threshold at the last call
+    (all of them, not only the ``max_new`` returned).
     """
 
     supports_float32 = False
@@ -346,6 +490,7 @@ class LabelPairOracle:
         skip = (np.empty((0, 2), np.int64) if skip_pairs is None
                 else np.asarray(skip_pairs, dtype=np.int64).reshape(-1, 2))
         self.skip_keys = skip[:, 0] * n + skip[:, 1]
+        self.last_n_violated = None
 
     @property
     def n_pairs(self):
@@ -364,6 +509,7 @@ class LabelPairOracle:
         cap = max(16, min(n, 4 * self.max_new // max(B, 1) + 16))
         I, J, Vv = [], [], []
         maxv = 0.0
+        total = 0
         ki = np.empty((B, cap), dtype=np.int64)
         kj = np.empty((B, cap), dtype=np.int64)
         kv = np.empty((B, cap), dtype=np.float64)
@@ -376,12 +522,14 @@ class LabelPairOracle:
                             rowmax)
             r = i1 - i0
             maxv = max(maxv, float(rowmax[:r].max()))
+            total += int(counts[:r].sum())
             c = np.minimum(counts[:r], cap)
             mask = np.arange(cap)[None, :] < c[:, None]
             I.append(ki[:r][mask])
             J.append(kj[:r][mask])
             Vv.append(kv[:r][mask])
-        return np.concatenate(I), np.concatenate(J), np.concatenate(Vv), maxv
+        return (np.concatenate(I), np.concatenate(J), np.concatenate(Vv),
+                maxv, total)
 
     def __call__(self, A, threshold, active, precision="float64"):
         """Return ``(key, V, delta, xi0, max_violation)`` of the violated pairs."""
@@ -389,7 +537,8 @@ class LabelPairOracle:
         Z = np.ascontiguousarray(X @ _factor(A))
         skip = np.concatenate((active.key, self.skip_keys))
         skip.sort()
-        I, J, viol, maxv = self._scan(Z, skip, threshold)
+        I, J, viol, maxv, total = self._scan(Z, skip, threshold)
+        self.last_n_violated = total
         maxv = max(maxv, active.max_violation())
         if I.size > self.max_new:
             top = np.argsort(-viol, kind="stable")[:self.max_new]
