@@ -150,5 +150,5 @@ class NCA(MahalanobisMixin, BaseEstimator):
         else:
             report.finish(f"stopped after {result.n_iter} iterations")
             convergence_warning(self, max_iter=self.max_iter, tol=tol,
-                                history=self.loss_curve_)
+                                history=self.loss_curve_, stacklevel=4)
         return self

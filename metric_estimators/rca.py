@@ -53,8 +53,8 @@ class RCA(MahalanobisMixin, BaseEstimator):
     Notes
     -----
     Cost ``O(p n_features^2 + n_features^3)`` for ``p`` chunklet points.
-    Rank deficiency: directions in which the chunklet points do not vary at
-    all (e.g. constant features) get weight 0 silently, there is nothing to
+    Rank deficiency: directions in which the points do not vary at all
+    (e.g. constant features) get weight 0 silently, there is nothing to
     learn there.  A direction in which the points vary but no chunklet does
     has no finite RCA weight (``C`` is singular); it gets weight 0 (the
     pseudo-inverse) with a UserWarning that says what to do: give more or
@@ -112,7 +112,7 @@ class RCA(MahalanobisMixin, BaseEstimator):
         C, S_t, _ = chunklet_covariances(X / s if s != 1.0 else X, chunks)
         L, n_deficient, rank = rca_components(C, S_t, n_components)
         if rank == 0:
-            raise ValueError("The chunklet points are all identical: RCA has "
+            raise ValueError("The points are all identical: RCA has "
                              "nothing to learn from.")
         if n_deficient:
             warnings.warn(

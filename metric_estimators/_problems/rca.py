@@ -11,7 +11,8 @@ For chunklets ``C_1 .. C_m`` (groups of points known to share a class) with
 and RCA's metric is ``C^{-1}``, i.e. the whitening map ``L = C^{-1/2}``.
 With fewer dimensions than features, the paper first reduces with the
 Fisher-like criterion: the directions ``A`` minimising ``|A^T C A| / |A^T
-S_t A|`` (``S_t`` the covariance of the chunklet points), i.e. the smallest
+S_t A|`` (``S_t`` the covariance of all the points; metric-learn takes the
+chunklet points only), i.e. the smallest
 generalized eigenvectors of ``C a = mu S_t a``, then whitens within them:
 ``L = (A^T C A)^{-1/2} A^T``.
 """
@@ -23,7 +24,7 @@ __all__ = ["chunklet_covariances", "rca_components"]
 
 
 def chunklet_covariances(X, chunks):
-    """Within-chunklet covariance ``C`` and covariance ``S_t`` of the chunklet points.
+    """Within-chunklet covariance ``C`` and total covariance ``S_t`` of ``X``.
 
     Parameters
     ----------
@@ -34,7 +35,8 @@ def chunklet_covariances(X, chunks):
     Returns
     -------
     C, S_t : ndarray of shape (n_features, n_features)
-        Both divided by the number ``p`` of chunklet points.
+        ``C`` divided by the number ``p`` of chunklet points, ``S_t`` by
+        ``n_samples``.
     n_points : int
         ``p``.
     """
@@ -48,8 +50,8 @@ def chunklet_covariances(X, chunks):
     Z = Xc - means[ids]
     p = Xc.shape[0]
     C = Z.T @ Z / p
-    T = Xc - Xc.mean(axis=0)
-    S_t = T.T @ T / p
+    T = X - X.mean(axis=0)
+    S_t = T.T @ T / X.shape[0]
     return (C + C.T) / 2, (S_t + S_t.T) / 2, p
 
 
@@ -66,8 +68,8 @@ def _inv_sqrt(M, rtol):
 def rca_components(C, S_t, n_components, *, rtol=1e-10):
     """RCA's linear map from the two covariances.
 
-    Directions in which the chunklet points do not vary at all (outside the
-    range of ``S_t``, e.g. constant features) get weight 0.  Within the
+    Directions in which the points do not vary at all (outside the range of
+    ``S_t``, e.g. constant features) get weight 0.  Within the
     range of ``S_t``, a direction with no within-chunklet variance has no
     finite RCA weight; it gets weight 0 too (the pseudo-inverse), and the
     number of such directions is returned so that the caller can warn.
