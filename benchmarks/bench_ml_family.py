@@ -23,6 +23,7 @@ from benchmarks.workers.ml_family import LEARNERS  # noqa: E402
 
 TITLE = "The metric-learn family: fit time and 3-NN score, ours against metric-learn 0.7.0"
 BASELINE = "metric_learn"
+DATASET_ORDER = ("iris", "wine", "breast_cancer", "digits", "diabetes")
 
 NOTES = (
     "Every implementation on the same data, split and scaling, each fit in a "
@@ -115,8 +116,12 @@ def render(rows, stem):
         Column("note", runner.error_note),
     ]
     order = {name: i for i, name in enumerate(LEARNERS)}
+    data_order = {name: i for i, name in enumerate(DATASET_ORDER)}
+    impl_order = {name: i for i, name in enumerate(("ours", BASELINE, "sklearn"))}
     rows = sorted(rows, key=lambda r: (order.get(r["params"].get("learner"), 99),
-                                       r["params"].get("learner", ""), r["dataset"]))
+                                       r["params"].get("learner", ""),
+                                       data_order.get(r["dataset"], 99), r["dataset"],
+                                       impl_order.get(r["impl"], 99)))
     lines = runner.report_header(TITLE, stem, rows, NOTES)
     lines.append(runner.markdown_table(rows, columns))
     lines += ["", "Summed fit times (data sets where both succeeded):", "", summary(rows)]

@@ -14,7 +14,8 @@ the local within- and between-class scatter matrices are (eq. 11-14)::
 Computed without any n x n matrix: ``1/2 sum_ij W_ij (x_i - x_j)(x_i -
 x_j)^T = X^T (D - W) X`` for a symmetric ``W`` with row sums ``D``, so each
 class contributes ``X_c^T (D_c - A_c) X_c``, accumulated over blocks of rows
-of ``A_c`` (memory bounded by :data:`BLOCK` entries); and ``S_w + S_b = S_m``,
+of ``A_c`` (memory bounded by :data:`BLOCK` entries; the local scales
+come from the same blocks); and ``S_w + S_b = S_m``,
 the mixture scatter with weights ``A_ij / n`` (same class) and ``1 / n``,
 equals ``S_t + 1/n sum_c (X_c^T (D_c - A_c) X_c - n_c S_c)`` with ``S_t`` the
 total and ``S_c`` the class scatter (``sum (x - mean)(x - mean)^T``).
@@ -22,12 +23,41 @@ total and ``S_c`` the class scatter (``sum (x - mean)(x - mean)^T``).
 
 import numpy as np
 from scipy import linalg
-from sklearn.neighbors import NearestNeighbors
 
-__all__ = ["BLOCK", "local_scales", "local_scatter", "lfda_directions"]
+__all__ = ["BLOCK", "class_laplacian_form", "local_scales", "local_scatter",
+           "lfda_directions"]
 
 #: Entries of an affinity block computed at once (about 8 bytes each).
 BLOCK = 1 << 21
+
+
+def _sq_dist_rows(Xc, sq, rows):
+    """Squared distances of the points ``rows`` to every point of ``Xc``."""
+    D2 = sq[rows, None] + sq[None, :] - 2.0 * (Xc[rows] @ Xc.T)
+    np.maximum(D2, 0.0, out=D2)
+    D2[np.arange(D2.shape[0]), np.arange(rows.start, rows.stop)] = 0.0
+    return D2
+
+
+def _row_blocks(n):
+    step = max(1, BLOCK // max(n, 1))
+    for start in range(0, n, step):
+        yield slice(start, min(start + step, n))
+
+
+def _kth(D2, k):
+    """Square root of the ``k``-th smallest entry of each row (0-based)."""
+    return np.sqrt(np.partition(D2, k, axis=1)[:, k])
+
+
+def _affinity_form(Xr, Xc, D2, sigma_r, sigma):
+    """``X_r^T diag(A 1) X_r - X_r^T A X_c`` for one block of rows of ``A``."""
+    scale = sigma_r[:, None] * sigma[None, :]
+    # scale 0 (duplicates, k = 0): exp(-d / tiny) is 0 for d > 0; the value
+    # for d = 0 does not matter, (x_i - x_j) is zero there
+    A = np.exp(-D2 / np.maximum(scale, np.finfo(float).tiny))
+    deg = A.sum(axis=1)
+    return (Xr * deg[:, None]).T @ Xr - Xr.T @ (A @ Xc)
 
 
 def local_scales(Xc, k):
@@ -35,34 +65,38 @@ def local_scales(Xc, k):
 
     The point itself is not counted (duplicates are: a duplicate is a
     neighbour at distance 0).  ``k`` must be ``<= Xc.shape[0] - 1``; ``k = 0``
-    gives zeros.
+    gives zeros.  Exact brute-force search over blocks of rows.
     """
     n = Xc.shape[0]
+    sigma = np.zeros(n)
     if k < 1 or n < 2:
-        return np.zeros(n)
-    nn = NearestNeighbors(n_neighbors=k + 1).fit(Xc)
-    dist, _ = nn.kneighbors(Xc)
-    # the k + 1 smallest distances of each point include its own zero
-    return dist[:, k]
+        return sigma
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+    for rows in _row_blocks(n):
+        # the k + 1 smallest of a row include the point's own zero
+        sigma[rows] = _kth(_sq_dist_rows(Xc, sq, rows), k)
+    return sigma
 
 
-def _laplacian_form(Xc, sigma):
-    """``X_c^T (D - A) X_c`` for the local-scaling affinity ``A`` of ``Xc``."""
+def class_laplacian_form(Xc, k):
+    """``X_c^T (D - A) X_c`` for the local-scaling affinity ``A`` of one class.
+
+    One pass over the squared distances when the class fits in a block,
+    two (local scales, then affinities) otherwise.
+    """
     n, d = Xc.shape
     sq = np.einsum("ij,ij->i", Xc, Xc)
-    out = np.zeros((d, d))
-    step = max(1, BLOCK // max(n, 1))
-    for start in range(0, n, step):
-        rows = slice(start, min(start + step, n))
-        D2 = sq[rows, None] + sq[None, :] - 2.0 * (Xc[rows] @ Xc.T)
-        np.maximum(D2, 0.0, out=D2)
-        scale = sigma[rows, None] * sigma[None, :]
-        # scale 0 (duplicates, k = 0): exp(-d / tiny) is 0 for d > 0; the
-        # value for d = 0 does not matter, (x_i - x_j) is zero there
-        A = np.exp(-D2 / np.maximum(scale, np.finfo(float).tiny))
-        deg = A.sum(axis=1)
-        Xr = Xc[rows]
-        out += (Xr * deg[:, None]).T @ Xr - Xr.T @ (A @ Xc)
+    if n * n <= BLOCK:
+        rows = slice(0, n)
+        D2 = _sq_dist_rows(Xc, sq, rows)
+        sigma = _kth(D2, k) if k >= 1 else np.zeros(n)
+        out = _affinity_form(Xc, Xc, D2, sigma, sigma)
+    else:
+        sigma = local_scales(Xc, k)
+        out = np.zeros((d, d))
+        for rows in _row_blocks(n):
+            out += _affinity_form(Xc[rows], Xc, _sq_dist_rows(Xc, sq, rows),
+                                  sigma[rows], sigma)
     return (out + out.T) / 2
 
 
@@ -90,8 +124,7 @@ def local_scatter(X, y_idx, k):
         n_c = Xc.shape[0]
         if n_c < 2:
             continue
-        sigma = local_scales(Xc, min(k, n_c - 1))
-        La = _laplacian_form(Xc, sigma)
+        La = class_laplacian_form(Xc, min(k, n_c - 1))
         Zc = Xc - Xc.mean(axis=0)
         S_w += La / n_c
         S_m += (La - n_c * (Zc.T @ Zc)) / n
