@@ -66,6 +66,7 @@ class Column:
 #: Columns that recur across estimators (same header, same format everywhere).
 ITERATION = Column("Iteration", "d")
 OBJECTIVE = Column("Objective", ".6e", 14)
+ACTIVE = Column("Active", "d")  # active constraints / triplets
 TIME = Column("Time(s)", ".2f")
 
 

@@ -22,10 +22,12 @@ __all__ = [
     "check_indices",
     "check_int",
     "check_pd_matrix",
+    "check_n_components",
     "check_square_matrix",
     "check_symmetric_matrix",
     "resolve_preprocessor",
     "power_of_two_scale",
+    "validate_ordered_points",
     "validate_pair_labels",
     "validate_pairs",
     "validate_points",
@@ -90,6 +92,75 @@ def validate_points(estimator, X, y="no_validation", *, reset=True, **kwargs):
             except (TypeError, ValueError):
                 name = "X"
         raise type(exc)(f"Invalid {name}: {msg}") from exc
+
+
+def check_n_components(n_components, n_features):
+    """Raise if ``n_components`` (None allowed) exceeds ``n_features``."""
+    if n_components is not None and n_components > n_features:
+        raise ValueError(
+            f"n_components={n_components} must be <= n_features={n_features}."
+        )
+
+
+def validate_ordered_points(estimator, X, y):
+    """Validate points with *ordered* numeric labels (ages, grades, ranks).
+
+    Every distinct value of ``y`` is one level, levels sorted by value.
+    Strings, categories and complex numbers are rejected (encode ordered
+    categories as integers first); booleans are the levels 0 < 1.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float64
+    y : ndarray of shape (n_samples,), float64
+    levels : ndarray of shape (n_levels,)
+        The distinct values of ``y``, increasing (at least 2).
+    level_idx : ndarray of shape (n_samples,), int
+        Index of every sample's level in ``levels``.
+    """
+    name = type(estimator).__name__
+    if y is None:
+        raise ValueError(
+            f"{name} requires y to be passed, but the target y is None."
+        )
+    y_arr = np.asarray(y) if not hasattr(y, "dtype") else y
+    kind = getattr(getattr(y_arr, "dtype", None), "kind", "O")
+    if kind == "c":
+        raise ValueError(
+            f"{name}: Complex data not supported in y; ordered labels must be real."
+        )
+    if kind in "US" or (kind == "O" and _has_non_numbers(y_arr)):
+        raise TypeError(
+            f"{name}: y must hold ordered numeric labels (integers or floats); "
+            f"got dtype {getattr(y_arr, 'dtype', type(y))}. Encode ordered "
+            "categories as integers first (e.g. OrdinalEncoder with an "
+            "explicit category order)."
+        )
+    X, y = validate_points(
+        estimator, X, y, dtype=[np.float64, np.float32], y_numeric=True
+    )
+    X = X.astype(np.float64, copy=False)
+    y = np.asarray(y, dtype=np.float64)
+    n_samples = X.shape[0]
+    if n_samples < 2:
+        raise ValueError(
+            f"{name} needs at least 2 samples, got n_samples = {n_samples}."
+        )
+    levels, level_idx = np.unique(y, return_inverse=True)
+    if levels.size < 2:
+        raise ValueError(
+            f"{name} needs at least 2 distinct label values in y (ordered "
+            f"levels); got only {levels[0]!r} (1 class)."
+        )
+    return X, y, levels, level_idx
+
+
+def _has_non_numbers(y):
+    flat = np.ravel(np.asarray(y, dtype=object))
+    return any(
+        not isinstance(v, (numbers.Real, np.bool_)) or isinstance(v, complex)
+        for v in flat[:1000]
+    )
 
 
 def power_of_two_scale(X, *, center=True):

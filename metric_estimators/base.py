@@ -36,7 +36,9 @@ from .exceptions import NonPSDError
 
 __all__ = [
     "BaseMetricLearner",
+    "check_calibration_dict",
     "check_calibration_params",
+    "renamed_parameter",
     "MahalanobisMixin",
     "MahalanobisDistance",
     "PairsClassifierMixin",
@@ -559,6 +561,74 @@ class PairsClassifierMixin(ClassifierMixin):
             threshold = (cuts[k - 1] + cuts[k]) / 2
         self.threshold_ = float(threshold)
         return self
+
+
+def renamed_parameter(estimator, old, new, default, *, stacklevel=4):
+    """Value of parameter ``new``, honouring metric-learn's name ``old`` for it.
+
+    ``old`` is a constructor parameter whose default is the string
+    ``"deprecated"``.  If the user set it, a FutureWarning names our
+    parameter and its value is used; setting both is a ``ValueError``.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    old, new : str
+        metric-learn's name and ours.
+    default : object
+        The default of ``new`` (to tell whether the user set it).
+    stacklevel : int, default=4
+        Of the warning (4: the caller of ``fit`` when called from ``fit``
+        behind scikit-learn's ``_fit_context``).
+
+    Returns
+    -------
+    value : object
+    """
+    value_old = getattr(estimator, old)
+    value_new = getattr(estimator, new)
+    if isinstance(value_old, str) and value_old == "deprecated":
+        return value_new
+    name = type(estimator).__name__
+    if not (value_new is default or value_new == default):
+        raise ValueError(
+            f"{name} got both {old}={value_old!r} (metric-learn's name) and "
+            f"{new}={value_new!r}; pass only {new}."
+        )
+    warnings.warn(
+        f"{name}: {old} is metric-learn's name of {new}; use "
+        f"{new}={value_old!r} (accepted for now, removed in a future "
+        "release).", FutureWarning, stacklevel=stacklevel)
+    return value_old
+
+
+def check_calibration_dict(calibration_params):
+    """Validate ``calibration_params`` of a pairs learner's ``fit`` before solving.
+
+    Parameters
+    ----------
+    calibration_params : dict or None
+        Keyword arguments of :meth:`PairsClassifierMixin.calibrate_threshold`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the argument or key.
+    """
+    if calibration_params is None:
+        return
+    if not isinstance(calibration_params, dict):
+        raise TypeError(
+            "calibration_params must be a dict or None, got "
+            f"{type(calibration_params).__name__}."
+        )
+    unknown = set(calibration_params) - {"strategy", "min_rate", "beta"}
+    if unknown:
+        raise ValueError(
+            f"calibration_params has unknown key(s) {sorted(unknown)}; the "
+            "keys are 'strategy', 'min_rate' and 'beta'."
+        )
+    check_calibration_params(**calibration_params)
 
 
 def _renamed_pair_args(pairs, y, pairs_valid, y_valid):

@@ -11,9 +11,10 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
+
+from ._problems.neighbours import nearest, nearest_in_groups
 
 __all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets",
            "Constraints", "wrap_pairs"]
@@ -190,7 +191,9 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
     """Triplets ``(i, j, l)``: j among i's k_genuine nearest same-class points,
     l among i's k_impostor nearest other-class points (Euclidean).
 
-    Deterministic (ties broken by scikit-learn's neighbour search order).
+    Exact Euclidean searches (:mod:`metric_estimators._problems.neighbours`):
+    equal distances go to the lower index, and a point is never its own
+    genuine neighbour (its duplicates, at distance 0, come first).
 
     Parameters
     ----------
@@ -211,6 +214,7 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
     y = np.asarray(y)
     check_classification_targets(y)
     classes, y_idx = np.unique(y, return_inverse=True)
+    genuine = nearest_in_groups(X, y_idx, k_genuine)
     out = []
     for c in range(classes.size):
         same = np.flatnonzero(y_idx == c)
@@ -219,22 +223,27 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
         ki = min(k_impostor, diff.size)
         if kg < 1 or ki < 1:
             continue
-        nn = NearestNeighbors(n_neighbors=kg + 1).fit(X[same])
-        gen = nn.kneighbors(X[same], return_distance=False)
-        # drop the point itself (it may not come first with duplicates)
-        gen = np.array(
-            [[g for g in row if g != r][:kg] for r, row in enumerate(gen)]
-        )
-        imp = NearestNeighbors(n_neighbors=ki).fit(X[diff]).kneighbors(
-            X[same], return_distance=False
-        )
+        imp = diff[nearest(X[same], X[diff], ki)]
         i = np.repeat(same, kg * ki)
-        j = np.repeat(same[gen], ki, axis=1).ravel()
-        l_ = np.tile(diff[imp], (1, kg)).ravel()
+        j = np.repeat(genuine[same, :kg], ki, axis=1).ravel()
+        l_ = np.tile(imp, (1, kg)).ravel()
         out.append(np.column_stack((i, j, l_)))
     if not out:
         raise ValueError("No triplets can be formed from these labels.")
     return np.concatenate(out)
+
+
+def _renamed_argument(old, old_value, new, new_value):
+    """``new_value``, or metric-learn's ``old`` argument with a FutureWarning."""
+    if isinstance(old_value, str) and old_value == "deprecated":
+        if new_value is None:
+            raise TypeError(f"missing argument {new}.")
+        return new_value
+    if new_value is not None:
+        raise ValueError(f"got both {old} and {new}; pass only {new}.")
+    warnings.warn(f"{old} is metric-learn's former name of {new}; use "
+                  f"{new}={old_value!r}.", FutureWarning, stacklevel=3)
+    return old_value
 
 
 class Constraints:
@@ -275,8 +284,8 @@ class Constraints:
             )
         return y
 
-    def positive_negative_pairs(self, n_constraints, same_length=False,
-                                random_state=None):
+    def positive_negative_pairs(self, n_constraints=None, same_length=False,
+                                random_state=None, num_constraints="deprecated"):
         """Same-class and different-class index pairs among the known points.
 
         Parameters
@@ -287,6 +296,8 @@ class Constraints:
             Truncate both kinds to the shorter one.
         random_state : int, RandomState instance or None, default=None
             Seeds the draw.
+        num_constraints : int, default="deprecated"
+            metric-learn's former name of ``n_constraints`` (FutureWarning).
 
         Returns
         -------
@@ -294,6 +305,8 @@ class Constraints:
             See :func:`positive_negative_pairs`; indices into
             ``partial_labels``.
         """
+        n_constraints = _renamed_argument("num_constraints", num_constraints,
+                                          "n_constraints", n_constraints)
         a, b, c, d = positive_negative_pairs(
             self._known_labels("pairs"), n_constraints,
             same_length=same_length, random_state=random_state,
@@ -301,7 +314,8 @@ class Constraints:
         k = self.known_
         return k[a], k[b], k[c], k[d]
 
-    def chunks(self, n_chunks=100, chunk_size=2, random_state=None):
+    def chunks(self, n_chunks=100, chunk_size=2, random_state=None,
+               num_chunks="deprecated"):
         """Chunklets: disjoint groups of ``chunk_size`` same-class points (for RCA).
 
         Each chunk is drawn from a class picked uniformly among the classes
@@ -316,6 +330,8 @@ class Constraints:
             Points per chunk.
         random_state : int, RandomState instance or None, default=None
             Seeds the draw.
+        num_chunks : int, default="deprecated"
+            metric-learn's former name of ``n_chunks`` (FutureWarning).
 
         Returns
         -------
@@ -328,6 +344,9 @@ class Constraints:
         ValueError
             If the classes cannot supply ``n_chunks`` disjoint chunks.
         """
+        if not (isinstance(num_chunks, str) and num_chunks == "deprecated"):
+            n_chunks = _renamed_argument("num_chunks", num_chunks, "n_chunks",
+                                         None if n_chunks == 100 else n_chunks)
         for name, value in (("n_chunks", n_chunks), ("chunk_size", chunk_size)):
             if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
                     or value < 1):

@@ -63,11 +63,43 @@ from ._validation import (
     validate_pairs,
     validate_points,
 )
-from .base import MahalanobisMixin, PairsClassifierMixin, components_from_matrix
+from .base import (
+    MahalanobisMixin,
+    PairsClassifierMixin,
+    check_calibration_dict,
+    components_from_matrix,
+    renamed_parameter,
+)
 from .constraints import pairs_from_labels
 from .solvers.bregman import TABLE_COLUMNS, logdet_bregman
 
 __all__ = ["ITML", "ITML_Supervised"]
+
+
+def _refuse_pairs(X, y):
+    """Point users who pass pairs to ITML_Supervised to ITML."""
+    if hasattr(X, "iloc"):
+        return
+    try:
+        arr = np.asarray(X)
+    except ValueError:  # ragged: validate_points says what is wrong
+        return
+    if arr.ndim == 3 and arr.shape[1] == 2:
+        raise ValueError(
+            f"ITML_Supervised learns from points X (n_samples, n_features) "
+            f"and class labels; X of shape {arr.shape} looks like pairs of "
+            "points. For labelled pairs use ITML().fit(pairs, y)."
+        )
+    yy = np.asarray(y) if y is not None else None
+    if (arr.ndim == 2 and arr.shape[1] == 2 and arr.dtype.kind in "iu"
+            and yy is not None and yy.dtype.kind in "iuf" and yy.size
+            and np.all(np.isin(yy, (-1, 1)))):
+        warnings.warn(
+            "X has two integer columns and y is +-1: if these are index pairs "
+            "with pair labels, use ITML(preprocessor=points).fit(pairs, y); "
+            "ITML_Supervised treats X as points and y as class labels.",
+            UserWarning, stacklevel=3,
+        )
 
 
 class _BaseITML(MahalanobisMixin, BaseEstimator):
@@ -81,10 +113,13 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
         "verbose": ["verbose"],
         "preprocessor": ["array-like", callable, None],
         "random_state": ["random_state"],
+        "convergence_threshold": [Interval(Real, 0, None, closed="left"),
+                                  StrOptions({"deprecated"})],
     }
 
     def __init__(self, gamma=1.0, max_iter=1000, tol=1e-3, prior="identity",
-                 verbose=False, preprocessor=None, random_state=None):
+                 verbose=False, preprocessor=None, random_state=None,
+                 convergence_threshold="deprecated"):
         self.gamma = gamma
         self.max_iter = max_iter
         self.tol = tol
@@ -92,6 +127,7 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
         self.verbose = verbose
         self.preprocessor = preprocessor
         self.random_state = random_state
+        self.convergence_threshold = convergence_threshold
 
     def _solve(self, V, delta, points, bounds, rng, report):
         """Run the Bregman solver and set the fitted attributes."""
@@ -114,16 +150,18 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
 
         report.phase(f"{V.shape[0]} pair constraints, bounds ({low:.4g}, "
                      f"{high:.4g})")
+        tol = renamed_parameter(self, "convergence_threshold", "tol", 1e-3,
+                                stacklevel=5)
         result = logdet_bregman(
             A0, V, delta.astype(np.float64), xi0, float(self.gamma),
-            tol=self.tol, max_iter=self.max_iter, random_state=seed,
+            tol=tol, max_iter=self.max_iter, random_state=seed,
             report=report,
         )
         if result.converged:
             report.finish(f"converged after {result.n_iter} iterations")
         else:
             report.finish(f"stopped after {result.n_iter} iterations")
-            convergence_warning(self, max_iter=self.max_iter, tol=self.tol,
+            convergence_warning(self, max_iter=self.max_iter, tol=tol,
                                 history=result.history["objective"],
                                 detail=result.detail(), stacklevel=5)
         M = result.matrix
@@ -181,6 +219,9 @@ class ITML(PairsClassifierMixin, _BaseITML):
         or indices it maps to points (callable).
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the projections and ``prior='random'``.
+    convergence_threshold : float, default="deprecated"
+        metric-learn's former name of ``tol``: accepted with a FutureWarning
+        and used as ``tol``.
 
     Attributes
     ----------
@@ -211,7 +252,9 @@ class ITML(PairsClassifierMixin, _BaseITML):
     prior_ : ndarray of shape (n_features, n_features)
         The prior matrix ``A0``.
     threshold_ : float
-        Score threshold of :meth:`predict`, calibrated on the training pairs.
+        Distance threshold of :meth:`predict` (as in metric-learn: a pair is
+        similar when its learned distance is at most ``threshold_``),
+        calibrated on the training pairs.
     classes_ : ndarray of shape (2,)
         ``[-1, 1]``.
     n_features_in_ : int
@@ -252,12 +295,9 @@ class ITML(PairsClassifierMixin, _BaseITML):
         self
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
-        pts = validate_pairs(pairs, self.preprocessor)
+        check_calibration_dict(calibration_params)
+        pts = validate_pairs(pairs, self._check_preprocessor())
         y = validate_pair_labels(y, pts.shape[0])
-        if calibration_params is not None and not isinstance(calibration_params, dict):
-            raise TypeError(
-                f"calibration_params must be a dict or None, got {calibration_params!r}."
-            )
         n_features = pts.shape[2]
         V = pts[:, 0] - pts[:, 1]
         bad = dissimilar_identical_mask(V, y)
@@ -288,13 +328,19 @@ class ITML_Supervised(_BaseITML):
 
     Parameters
     ----------
-    gamma, max_iter, tol, prior, verbose, preprocessor, random_state
+    gamma, max_iter, tol, prior, verbose, random_state
         As in :class:`ITML`; ``random_state`` also seeds the pair sampling.
-        ``preprocessor`` is accepted for metric-learn compatibility and is
-        not used (``X`` holds the points).
+    preprocessor : array-like of shape (n_samples, n_features), callable or None
+        If given, ``X`` in ``fit`` and ``transform`` may be a 1-D array of
+        indices into it (array) or of ids it maps to points (callable).
     n_constraints : int or None, default=None
         Number of pairs of each kind; ``None`` means ``20 * n_classes ** 2``
         (metric-learn's default).
+    num_constraints : int, default="deprecated"
+        metric-learn's former name of ``n_constraints``: accepted with a
+        FutureWarning and used as ``n_constraints``.
+    convergence_threshold : float, default="deprecated"
+        As in :class:`ITML`.
 
     Attributes
     ----------
@@ -317,15 +363,20 @@ class ITML_Supervised(_BaseITML):
     _parameter_constraints: dict = {
         **_BaseITML._parameter_constraints,
         "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+        "num_constraints": [Interval(Integral, 1, None, closed="left"),
+                            StrOptions({"deprecated"})],
     }
 
     def __init__(self, gamma=1.0, max_iter=1000, tol=1e-3, n_constraints=None,
                  prior="identity", verbose=False, preprocessor=None,
-                 random_state=None):
+                 random_state=None, num_constraints="deprecated",
+                 convergence_threshold="deprecated"):
         super().__init__(gamma=gamma, max_iter=max_iter, tol=tol, prior=prior,
                          verbose=verbose, preprocessor=preprocessor,
-                         random_state=random_state)
+                         random_state=random_state,
+                         convergence_threshold=convergence_threshold)
         self.n_constraints = n_constraints
+        self.num_constraints = num_constraints
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, bounds=None):
@@ -333,7 +384,8 @@ class ITML_Supervised(_BaseITML):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features), or (n_samples,)
+            indices when a ``preprocessor`` is set.
         y : array-like of shape (n_samples,)
             Class labels.
         bounds : (low, high) or None
@@ -344,6 +396,11 @@ class ITML_Supervised(_BaseITML):
         self
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
+        n_constraints = renamed_parameter(self, "num_constraints",
+                                          "n_constraints", None)
+        self._check_preprocessor()
+        X = self._points(X)
+        _refuse_pairs(X, y)
         X, y = validate_points(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -352,7 +409,6 @@ class ITML_Supervised(_BaseITML):
                 f"ITML_Supervised needs samples of at least 2 classes in y; "
                 f"got {classes.size} class."
             )
-        n_constraints = self.n_constraints
         if n_constraints is None:
             n_constraints = 20 * classes.size ** 2
         rng = check_random_state(self.random_state)

@@ -81,6 +81,9 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
     verbose : int, default=0
         Print a table (oracle call, objective, largest violation, sweep
         measure, active constraints, added, sweeps, time).
+    preprocessor : array-like of shape (n_samples, n_features), callable or None
+        If given, ``X`` in ``fit`` and ``transform`` may be a 1-D array of
+        indices into it (array) or of ids it maps to points (callable).
     random_state : int, RandomState instance or None, default=None
         Seeds the sweep order, ``prior="random"`` and the subsample of at
         most 1000 points of the default bounds.
@@ -119,12 +122,13 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
         "block_size": [Interval(Integral, 1, None, closed="left")],
         "prior": [StrOptions({"identity", "covariance", "random"}), "array-like"],
         "verbose": ["verbose"],
+        "preprocessor": ["array-like", callable, None],
         "random_state": ["random_state"],
     }
 
     def __init__(self, gamma=1.0, max_iter=200, tol=1e-3, max_sweeps=10,
                  max_new_constraints=5000, block_size=512, prior="identity",
-                 verbose=0, random_state=None):
+                 verbose=0, preprocessor=None, random_state=None):
         self.gamma = gamma
         self.max_iter = max_iter
         self.tol = tol
@@ -133,6 +137,7 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
         self.block_size = block_size
         self.prior = prior
         self.verbose = verbose
+        self.preprocessor = preprocessor
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -152,7 +157,8 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
         self
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
-        X, y = validate_points(self, X, y, dtype=np.float64)
+        self._check_preprocessor()
+        X, y = validate_points(self, self._points(X), y, dtype=np.float64)
         check_classification_targets(y)
         classes, y_idx = np.unique(y, return_inverse=True)
         if classes.size < 2:

@@ -12,7 +12,13 @@ from sklearn.datasets import load_iris
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils.validation import validate_data
 
-from metric_estimators import ITML, BaseMetricLearner, Constraints, MahalanobisMixin
+from metric_estimators import (
+    ITML,
+    BaseMetricLearner,
+    Constraints,
+    ITML_Supervised,
+    MahalanobisMixin,
+)
 from metric_estimators.constraints import wrap_pairs
 from metric_estimators.exceptions import NonPSDError, PreprocessorError
 
@@ -213,3 +219,146 @@ def test_metric_learn_names_not_here_yet_point_to_migration():
 
     with pytest.raises(AttributeError):
         metric_estimators.no_such_name
+
+
+# -- ITML / ITML_Supervised: metric-learn names and arguments ----------------------
+def test_itml_supervised_num_constraints_and_preprocessor():
+    X, y = load_iris(return_X_y=True)
+    ref = ITML_Supervised(n_constraints=40, random_state=0).fit(X, y)
+    with pytest.warns(FutureWarning, match="num_constraints is metric-learn's name"):
+        old = ITML_Supervised(num_constraints=40, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(old.components_, ref.components_)
+    with pytest.raises(ValueError, match="pass only n_constraints"):
+        ITML_Supervised(n_constraints=5, num_constraints=40).fit(X, y)
+    # the preprocessor is honoured: X as indices into it
+    idx = ITML_Supervised(n_constraints=40, random_state=0,
+                          preprocessor=X).fit(np.arange(len(X)), y)
+    np.testing.assert_array_equal(idx.components_, ref.components_)
+    np.testing.assert_allclose(idx.transform([4, 7]), ref.transform(X[[4, 7]]))
+
+
+def test_itml_supervised_points_to_itml_for_pairs():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="use ITML"):
+        ITML_Supervised().fit(X[[[0, 1], [2, 60]]], [1, -1])
+    pairs = np.array([[0, 1], [2, 60], [3, 4], [5, 100]] * 5)
+    with pytest.warns(UserWarning, match=r"ITML\(preprocessor=points\)"):
+        ITML_Supervised(n_constraints=3, random_state=0).fit(
+            pairs, np.array([1, -1, 1, -1] * 5))
+
+
+def test_itml_bounds_any_two_numbers_and_calibration_checked_first():
+    X, y = load_iris(return_X_y=True)
+    pairs = X[[[0, 1], [2, 60], [3, 4], [5, 100]]]
+    yy = np.array([1, -1, 1, -1])
+    a = ITML(random_state=0).fit(pairs, yy, bounds=[[1.0, 10.0]])
+    b = ITML(random_state=0).fit(pairs, yy, bounds=(1.0, 10.0))
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.bounds_, [1.0, 10.0])
+    with pytest.raises(ValueError, match="two numbers"):
+        ITML().fit(pairs, yy, bounds=[1.0, 5.0, 10.0])
+    itml = ITML(random_state=0)
+    for bad, match in (({"strategy": "f_beta", "bta": 1.0}, "unknown key"),
+                       ({"strategy": "max_tpr"}, "min_rate"),
+                       ({"strategy": "f_beta", "beta": -1.0}, "beta"),
+                       ([("strategy", "accuracy")], "dict")):
+        with pytest.raises((TypeError, ValueError), match=match):
+            itml.fit(pairs, yy, calibration_params=bad)
+        assert not hasattr(itml, "components_")  # refused before solving
+    itml.fit(pairs, yy, calibration_params={"strategy": "f_beta", "beta": 0.0})
+    assert hasattr(itml, "threshold_")
+
+
+# -- LMNN: metric-learn names -----------------------------------------------------------
+def test_lmnn_metric_learn_names_map_exactly():
+    from metric_estimators import LMNN
+
+    X, y = load_iris(return_X_y=True)
+    ref = LMNN(n_neighbors=4, tol=1e-4, random_state=0).fit(X, y)
+    with pytest.warns(FutureWarning) as rec:
+        old = LMNN(k=4, convergence_tol=1e-4, random_state=0).fit(X, y)
+    texts = " ".join(str(w.message) for w in rec)
+    assert "k is metric-learn's name of n_neighbors" in texts
+    assert "convergence_tol is metric-learn's name of tol" in texts
+    assert all(w.filename == __file__ for w in rec)  # points at the caller
+    np.testing.assert_array_equal(old.components_, ref.components_)
+    with pytest.raises(ValueError, match="pass only n_neighbors"):
+        LMNN(k=3, n_neighbors=4).fit(X, y)
+    with pytest.raises(ValueError, match="pass parameters by keyword"):
+        LMNN("auto", 3).fit(X, y)
+    with pytest.raises(ValueError, match="cannot be honoured by solver='lbfgs'"):
+        LMNN(min_iter=10).fit(X, y)
+    with pytest.warns(UserWarning, match="learn_rate=1e-06 is used by solver='subgradient' only"):
+        LMNN(learn_rate=1e-6, random_state=0).fit(X, y)
+
+
+def test_lmnn_min_iter_honoured_by_subgradient():
+    from metric_estimators import LMNN
+
+    X, y = load_iris(return_X_y=True)
+    plain = LMNN(solver="subgradient", tol=0.5, max_iter=60, random_state=0).fit(X, y)
+    assert plain.n_iter_ < 20  # tol=0.5 stops at the first small decrease
+    with pytest.warns(FutureWarning, match="min_iter"):
+        held = LMNN(solver="subgradient", tol=0.5, max_iter=60, min_iter=20,
+                    random_state=0).fit(X, y)
+    assert held.n_iter_ >= 20
+
+
+def test_lmnn_preprocessor_indices():
+    from metric_estimators import LMNN
+
+    X, y = load_iris(return_X_y=True)
+    a = LMNN(preprocessor=X, random_state=0).fit(np.arange(len(X)), y)
+    b = LMNN(random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_allclose(a.transform([3, 9]), b.transform(X[[3, 9]]))
+    assert a.preprocessor_ is not None and b.preprocessor_ is None
+
+
+# -- a preprocessor on every learner (through the registry) -------------------------------
+from conftest import learner_params  # noqa: E402
+
+
+@pytest.mark.parametrize("entry", learner_params("supervised", "pairs"))
+def test_every_learner_takes_a_preprocessor(entry):
+    """Indices through ``preprocessor=X`` fit exactly what the points fit, and
+    ``preprocessor_`` is set (None without a preprocessor)."""
+    X, y = entry.data()
+    est = entry.make()
+    assert "preprocessor" in est.get_params()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = entry.make().fit(X, y)
+        if entry.kind == "pairs":
+            pts = X.reshape(-1, X.shape[2])
+            idx = np.arange(pts.shape[0]).reshape(-1, 2)
+            by_idx = entry.make().set_params(preprocessor=pts).fit(idx, y)
+        else:
+            pts = X
+            by_idx = entry.make().set_params(preprocessor=X).fit(np.arange(len(X)), y)
+    assert ref.preprocessor_ is None and callable(by_idx.preprocessor_)
+    np.testing.assert_array_equal(by_idx.components_, ref.components_)
+    if entry.kind == "supervised":
+        np.testing.assert_allclose(by_idx.transform([0, 2]), ref.transform(pts[[0, 2]]))
+
+
+def test_other_metric_learn_former_names():
+    X, y = load_iris(return_X_y=True)
+    pairs = X[[[0, 1], [2, 60], [3, 4], [5, 100]]]
+    yy = np.array([1, -1, 1, -1])
+    with pytest.warns(FutureWarning, match="convergence_threshold") as rec:
+        a = ITML(convergence_threshold=1e-2, random_state=0).fit(pairs, yy)
+    assert rec[0].filename == __file__
+    b = ITML(tol=1e-2, random_state=0).fit(pairs, yy)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    c = Constraints(y)
+    with pytest.warns(FutureWarning, match="num_constraints"):
+        old = c.positive_negative_pairs(num_constraints=5, random_state=0)
+    new = c.positive_negative_pairs(5, random_state=0)
+    for u, v in zip(old, new):
+        np.testing.assert_array_equal(u, v)
+    with pytest.warns(FutureWarning, match="num_chunks"):
+        old = c.chunks(num_chunks=4, random_state=0)
+    np.testing.assert_array_equal(old, c.chunks(n_chunks=4, random_state=0))
+    with pytest.raises(ValueError, match="pass only n_constraints"):
+        c.positive_negative_pairs(5, num_constraints=5)

@@ -2,6 +2,7 @@
 readable ``verbose`` output.  All tiny (iris-sized) so the suite stays fast."""
 
 import re
+import time
 import warnings
 
 import numpy as np
@@ -65,12 +66,41 @@ def test_lmnn_verbose_is_a_readable_table(iris, capsys):
         warnings.simplefilter("ignore", ConvergenceWarning)
         lmnn = LMNN(max_iter=5, verbose=1, random_state=0).fit(X, y)
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
-    assert lines[0].startswith("[LMNN]")
-    assert "Iteration" in lines[1] and "Objective Value" in lines[1]
+    assert all(ln.startswith("[LMNN] ") for ln in lines)
+    header = [ln for ln in lines if "Iteration" in ln]
+    assert len(header) == 1 and "Objective" in header[0] and "Active" in header[0]
     rows = [ln for ln in lines if re.match(r"\[LMNN\]\s+\d+\s", ln)]
     assert len(rows) == len(lmnn.loss_curve_)
-    # every row has the same width (fixed-width columns line up in a cell)
-    assert len({len(r) for r in rows}) == 1
-    # the printed active counts are the stored ones
+    # every row has the same width (fixed-width columns line up in a cell),
+    # the width of the header
+    assert {len(r) for r in rows} == {len(header[0])}
+    # the printed objectives and active counts are the stored ones
+    assert [r.split()[2] for r in rows] == [f"{v:.6e}" for v in lmnn.loss_curve_]
     printed = [int(r.split()[3]) for r in rows]
     assert printed == lmnn.n_active_curve_
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "subgradient"])
+def test_lmnn_verbose_2_prints_every_row_verbose_1_throttles(iris, capsys, solver):
+    X, y = iris
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        lmnn = LMNN(solver=solver, max_iter=40, verbose=2, random_state=0).fit(X, y)
+        rows = [ln for ln in capsys.readouterr().out.splitlines()
+                if re.match(r"\[LMNN\]\s+\d+\s", ln)]
+        assert len(rows) == len(lmnn.loss_curve_) > 5
+        assert [int(r.split()[1]) for r in rows] == list(range(1, len(rows) + 1))
+        assert [r.split()[2] for r in rows] == [f"{v:.6e}" for v in lmnn.loss_curve_]
+        assert [int(r.split()[3]) for r in rows] == lmnn.n_active_curve_
+        start = time.perf_counter()
+        LMNN(solver=solver, max_iter=40, verbose=1, random_state=0).fit(X, y)
+        elapsed = time.perf_counter() - start
+        throttled = [ln.split()[:4] for ln in capsys.readouterr().out.splitlines()
+                     if re.match(r"\[LMNN\]\s+\d+\s", ln)]
+    # verbose=1: the first five rows, then at most one a second, and the
+    # last one; each is a row of the full table (the time column aside)
+    full = [r.split()[:4] for r in rows]
+    assert throttled[:5] == full[:5]
+    assert throttled[-1] == full[-1]
+    assert all(r in full for r in throttled)
+    assert len(throttled) <= min(len(full), 5 + int(elapsed) + 2)

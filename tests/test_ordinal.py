@@ -15,10 +15,11 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from metric_estimators._kernels.ordinal import triplet_hinge
+from metric_estimators._problems.neighbours import knn_indices
+from metric_estimators._problems.ordinal import LODMLProblem, OMDMLProblem
 from metric_estimators.ordinal import (
     LODML,
     OMDML,
-    _knn_indices,
     classical_mds,
     label_embedding,
     ordinal_triplets,
@@ -118,34 +119,29 @@ def small():
 @pytest.mark.parametrize("dissim", ["sqrt", "absolute"])
 def test_omdml_objective_matches_reference(small, local_graph, dissim):
     X, y = small
-    est = OMDML(
-        label_dissimilarity=dissim, local_graph=local_graph, local_weight=0.7,
-        ridge=0.01, n_neighbors=3,
-    )
     levels, level_idx = np.unique(y, return_inverse=True)
     T, _ = label_embedding(levels, dissim)
-    Xc, Yc, K, ridge = est._problem(X, level_idx, T)
+    problem = OMDMLProblem(X, level_idx, T, 3, local_graph, 0.7, 0.01)
     rng = np.random.default_rng(1)
     L = rng.standard_normal((T.shape[1], X.shape[1]))
-    J, _ = est._objective(L, Xc, Yc, K, ridge)
+    J, _ = problem.objective(L)
     J_ref = ref_omdml_objective(L, X, level_idx, T, 3, local_graph, 0.7, 0.01)
     assert J == pytest.approx(J_ref, rel=1e-10)
 
 
 def test_omdml_gradient_finite_differences(small):
     X, y = small
-    est = OMDML(local_graph="all", local_weight=0.5, ridge=0.1, n_neighbors=4)
     levels, level_idx = np.unique(y, return_inverse=True)
     T, _ = label_embedding(levels, "sqrt")
-    Xc, Yc, K, ridge = est._problem(X, level_idx, T)
+    problem = OMDMLProblem(X, level_idx, T, 4, "all", 0.5, 0.1)
     rng = np.random.default_rng(2)
     L = rng.standard_normal((T.shape[1], X.shape[1]))
-    _, G = est._objective(L, Xc, Yc, K, ridge)
+    _, G = problem.objective(L)
     eps = 1e-6
     for _ in range(10):
         E = rng.standard_normal(L.shape)
-        Jp, _ = est._objective(L + eps * E, Xc, Yc, K, ridge)
-        Jm, _ = est._objective(L - eps * E, Xc, Yc, K, ridge)
+        Jp, _ = problem.objective(L + eps * E)
+        Jm, _ = problem.objective(L - eps * E)
         assert (Jp - Jm) / (2 * eps) == pytest.approx(np.sum(G * E), rel=1e-6, abs=1e-8)
 
 
@@ -284,7 +280,7 @@ def test_knn_indices_matches_reference():
     rng = np.random.default_rng(0)
     X = rng.integers(0, 3, size=(40, 2)).astype(float)  # many ties
     for k in (1, 5, 39):
-        np.testing.assert_array_equal(_knn_indices(X, k, block=7), ref_knn(X, k))
+        np.testing.assert_array_equal(knn_indices(X, k, block=90), ref_knn(X, k))
 
 
 def test_ordinal_triplets_match_brute_force():
@@ -317,17 +313,21 @@ def test_triplet_hinge_kernel_matches_numpy():
 
 def test_lodml_objective_and_subgradient(small):
     X, y = small
-    est = LODML(n_neighbors=4, mu=0.6, margin=0.8)
     _, level_idx = np.unique(y, return_inverse=True)
-    P, ti, tj, tl = est._problem(X, y.astype(float), level_idx)
+    problem = LODMLProblem(X, y.astype(float), level_idx, 4, 0.6, 0.8, None, None)
     rng = np.random.default_rng(0)
     B = rng.standard_normal((X.shape[1], X.shape[1]))
     A = B @ B.T / X.shape[1]
     w, V = np.linalg.eigh(A)
     L = np.sqrt(w)[:, None] * V.T
-    f, active = est._loss(A, L, X, P, ti, tj, tl)
+    f, active = problem.loss(A, L)
     assert f == pytest.approx(ref_lodml_objective(A, X, y, 4, 0.6, 0.8), rel=1e-10)
-    G = est._subgradient(X, P, ti, tj, tl, active)
+    # value() factors A itself; the projection of a PSD A is A, with its factor
+    assert problem.value(A)[0] == pytest.approx(f, rel=1e-10)
+    A_proj = problem.project(A)
+    np.testing.assert_allclose(A_proj, A, atol=1e-12)
+    assert problem.value(A_proj)[0] == pytest.approx(f, rel=1e-10)
+    G = problem.subgradient(A, active)
     # Piecewise linear in A: a central difference with a tiny step is exact
     # unless a triplet sits on its kink, which random data avoids.
     E = rng.standard_normal(A.shape)
@@ -629,9 +629,35 @@ def test_verbose_tables(small, capsys):
         LODML(verbose=1, max_iter=20).fit(X, y)
     out = capsys.readouterr().out
     assert "[OMDML] closed form" in out
-    assert "[OMDML]  iter" in out and "objective" in out
-    assert "[LODML]  iter" in out and "active" in out
+    headers = [ln.split()[1:] for ln in out.splitlines() if "Iteration" in ln]
+    assert headers == [["Iteration", "Objective", "Time(s)"],
+                       ["Iteration", "Objective", "Active", "Step", "Time(s)"]]
+    assert all(ln.startswith(("[OMDML] ", "[LODML] ")) for ln in out.splitlines())
     assert out.count("[LODML]") >= 3
+
+
+def test_lodml_verbose_rows_are_the_history_and_throttled(small, capsys):
+    import re
+    import time
+
+    X, y = small
+    est = LODML(verbose=2, max_iter=300).fit(X, y)
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines()
+            if re.match(r"\[LODML\]\s+\d+\s", ln)]
+    # one row per accepted step: the history after the starting point
+    assert len(rows) == len(est.loss_curve_) - 1 > 20
+    assert [r[2] for r in rows] == [f"{v:.6e}" for v in est.loss_curve_[1:]]
+    assert int(rows[-1][3]) == est.n_active_
+    start = time.perf_counter()
+    LODML(verbose=1, max_iter=300).fit(X, y)
+    elapsed = time.perf_counter() - start
+    throttled = [ln.split()[:5] for ln in capsys.readouterr().out.splitlines()
+                 if re.match(r"\[LODML\]\s+\d+\s", ln)]
+    full = [r[:5] for r in rows]
+    # the first five rows, at most one a second after them, and the last one
+    assert throttled[:5] == full[:5] and throttled[-1] == full[-1]
+    assert all(r in full for r in throttled)
+    assert len(throttled) <= min(len(full), 5 + int(elapsed) + 2)
 
 
 def test_set_output_pandas(small):

@@ -15,39 +15,35 @@ _OPTS = dict(cache=True, nogil=True)
 _FAST = dict(_OPTS, fastmath={"reassoc", "contract"})
 
 
+@njit(inline="always", **_FAST)
+def _sqdist(Z, i, j):
+    """Squared distance between rows ``i`` and ``j`` of ``Z``."""
+    s = 0.0
+    for f in range(Z.shape[1]):
+        diff = Z[i, f] - Z[j, f]
+        s += diff * diff
+    return s
+
+
 @njit(**_FAST)
 def target_sqdist(Z, targets):
     """Squared embedded distance from each point to each of its targets."""
     n, k = targets.shape
-    c = Z.shape[1]
     out = np.zeros((n, k))
     for i in range(n):
         for t in range(k):
             j = targets[i, t]
-            if j < 0:
-                continue
-            s = 0.0
-            for f in range(c):
-                diff = Z[i, f] - Z[j, f]
-                s += diff * diff
-            out[i, t] = s
+            if j >= 0:
+                out[i, t] = _sqdist(Z, i, j)
     return out
 
 
 @njit(**_FAST)
 def pair_sqdist(Z, a, b):
     """Squared embedded distance of the pairs ``(a[p], b[p])``."""
-    m = a.shape[0]
-    c = Z.shape[1]
-    out = np.empty(m)
-    for p in range(m):
-        i = a[p]
-        j = b[p]
-        s = 0.0
-        for f in range(c):
-            diff = Z[i, f] - Z[j, f]
-            s += diff * diff
-        out[p] = s
+    out = np.empty(a.shape[0])
+    for p in range(a.shape[0]):
+        out[p] = _sqdist(Z, a[p], b[p])
     return out
 
 
@@ -145,8 +141,11 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 
 @njit(**_OPTS)
 def point_hashes(n, seed):
-    """Two fixed 64-bit hashes per point (splitmix64 of its index), one for
-    its role as anchor, one as impostor; combined by :func:`_pair_uniform`."""
+    """Two fixed 64-bit hashes per point (splitmix64 of its index).
+
+    One for its role as anchor, one as impostor; combined by
+    :func:`_pair_uniform`.
+    """
     out = np.empty((2, n), dtype=np.uint64)
     for role in range(2):
         for i in range(n):
@@ -159,8 +158,10 @@ def point_hashes(n, seed):
 
 @njit(inline="always", **_OPTS)
 def _pair_uniform(ha, hb):
-    """A fixed pseudo-random number in [0, 1) for an ordered pair, from the
-    anchor's and the impostor's point hashes (independent of L)."""
+    """A fixed pseudo-random number in [0, 1) for an ordered pair.
+
+    Made from the anchor's and the impostor's point hashes (independent of L).
+    """
     z = (ha ^ (hb * _GOLDEN)) * _MIX1
     z = z ^ (z >> np.uint64(29))
     return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
@@ -227,26 +228,28 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
 
 @njit(**_OPTS)
 def eligible_pairs(y_idx, hashes, fraction):
-    """Every ordered pair ``(a, b)`` of different classes whose fixed
-    pseudo-random number is below ``fraction``: the only pairs a sampled
-    impostor search can ever return, whatever L is."""
+    """Every ordered pair of different classes whose fixed number is below ``fraction``.
+
+    These are the only pairs a sampled impostor search can ever return,
+    whatever L is.
+    """
     n = y_idx.shape[0]
+    anchors = np.empty(0, dtype=np.int64)
+    imps = np.empty(0, dtype=np.int64)
     count = 0
-    for a in range(n):
-        ha = hashes[0, a]
-        ya = y_idx[a]
-        for b in range(n):
-            if y_idx[b] != ya and _pair_uniform(ha, hashes[1, b]) < fraction:
-                count += 1
-    anchors = np.empty(count, dtype=np.int64)
-    imps = np.empty(count, dtype=np.int64)
-    q = 0
-    for a in range(n):
-        ha = hashes[0, a]
-        ya = y_idx[a]
-        for b in range(n):
-            if y_idx[b] != ya and _pair_uniform(ha, hashes[1, b]) < fraction:
-                anchors[q] = a
-                imps[q] = b
-                q += 1
+    for fill in range(2):  # count, then fill arrays of the exact size
+        if fill:
+            anchors = np.empty(count, dtype=np.int64)
+            imps = np.empty(count, dtype=np.int64)
+        q = 0
+        for a in range(n):
+            ha = hashes[0, a]
+            ya = y_idx[a]
+            for b in range(n):
+                if y_idx[b] != ya and _pair_uniform(ha, hashes[1, b]) < fraction:
+                    if fill:
+                        anchors[q] = a
+                        imps[q] = b
+                    q += 1
+        count = q
     return anchors, imps

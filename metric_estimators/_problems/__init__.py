@@ -1,0 +1,1 @@
+"""Problems: objectives and constraint sets that the solvers minimise (no scikit-learn here)."""

@@ -77,13 +77,21 @@ def default_bounds(points, A0, rng):
 
 
 def check_bounds(bounds):
-    """Validate user bounds ``(low, high)`` on squared distances; return two floats."""
-    arr = np.asarray(bounds)
-    if arr.dtype.kind not in "iuf" or arr.shape != (2,):
+    """Validate user bounds ``(low, high)`` on squared distances; return two floats.
+
+    Any array-like of two numbers is accepted, e.g. ``(1, 10)`` or
+    ``[[1, 10]]`` (metric-learn accepts the latter too).
+    """
+    try:
+        arr = np.asarray(bounds)
+    except ValueError:  # ragged
+        arr = np.asarray([], dtype=object)
+    if arr.dtype.kind not in "iuf" or arr.size != 2:
         raise ValueError(
             f"bounds must be two numbers (low, high), got {bounds!r}."
         )
-    low, high = (float(b) for b in arr)
+    # any array-like of two numbers: (low, high), [[low, high]] (metric-learn)
+    low, high = (float(b) for b in arr.ravel())
     if not (np.isfinite(low) and np.isfinite(high)):
         raise ValueError(f"bounds must be finite, got {bounds!r}.")
     if low <= 0:

@@ -1,0 +1,74 @@
+"""numba kernel of the exact k-NN search: rank the screened candidates exactly.
+
+Conventions: ``D`` is a block of *screened* squared distances (rows: queries
+``rows`` of ``Q``, columns: all rows of ``R``); every column within
+``threshold`` of its row is a candidate, and candidates are ranked by the
+exact squared distance, summed over the features in order, then by index.
+No fast-math: the summation order is fixed, so equal points give equal
+distances.  The kernel knows nothing about the search's blocking.
+"""
+
+import numpy as np
+from numba import njit
+
+_OPTS = dict(cache=True, nogil=True)
+
+
+@njit(inline="always", **_OPTS)
+def _sqdist(Q, i, R, j):
+    """``sum_f (Q[i, f] - R[j, f])^2``, features in order."""
+    s = 0.0
+    for f in range(Q.shape[1]):
+        t = Q[i, f] - R[j, f]
+        s += t * t
+    return s
+
+
+@njit(inline="always", **_OPTS)
+def _insert(dist, idx, d, j):
+    """Insert ``(d, j)`` into the sorted best-``k`` lists if it beats the last."""
+    k = dist.shape[0]
+    if d > dist[k - 1] or (d == dist[k - 1] and j > idx[k - 1]):
+        return
+    p = k - 1
+    while p > 0 and (dist[p - 1] > d or (dist[p - 1] == d and idx[p - 1] > j)):
+        dist[p] = dist[p - 1]
+        idx[p] = idx[p - 1]
+        p -= 1
+    dist[p] = d
+    idx[p] = j
+
+
+@njit(**_OPTS)
+def rank_candidates(Q, R, rows, D, threshold, k):
+    """The ``k`` best candidates of each row by (exact distance, index).
+
+    Parameters
+    ----------
+    Q, R : ndarray of shape (n_q, d), (n_r, d)
+        Query and reference points.
+    rows : ndarray of int64, shape (m,)
+        The queries of the block.
+    D : ndarray of shape (m, n_r)
+        Screened squared distances (the query's own column set to inf).
+    threshold : ndarray of shape (m,)
+        Columns with ``D <= threshold`` are candidates (at least ``k``).
+    k : int
+
+    Returns
+    -------
+    indices : ndarray of int64, shape (m, k)
+    """
+    m, n_r = D.shape
+    out = np.empty((m, k), dtype=np.int64)
+    dist = np.empty(k)
+    idx = np.empty(k, dtype=np.int64)
+    for a in range(m):
+        dist[:] = np.inf
+        idx[:] = n_r
+        t = threshold[a]
+        for j in range(n_r):
+            if D[a, j] <= t:
+                _insert(dist, idx, _sqdist(Q, rows[a], R, j), j)
+        out[a] = idx
+    return out

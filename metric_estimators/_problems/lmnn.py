@@ -1,0 +1,272 @@
+"""The LMNN problem: target neighbours, the impostor active set, the objective.
+
+Weinberger, K. Q. and Saul, L. K. (2009). Distance metric learning for large
+margin nearest neighbor classification. JMLR 10, 207-244.
+
+:class:`LMNNObjective` is the loss and gradient in the flattened map ``L``
+that the solvers (:mod:`metric_estimators.solvers.lbfgs`,
+:mod:`metric_estimators.solvers.subgradient`) minimise; between impostor
+searches it is evaluated on the candidate pairs of an :class:`ImpostorSet`.
+The inner loops are the numba kernels of :mod:`metric_estimators._kernels.lmnn`.
+"""
+
+import warnings
+
+import numpy as np
+
+from .._kernels.lmnn import (
+    eligible_pairs,
+    laplacian_product,
+    pair_sqdist,
+    pair_uniform,
+    point_hashes,
+    target_sqdist,
+    threshold_block,
+    triplet_loss_weights,
+)
+from .neighbours import nearest_in_groups
+
+__all__ = ["ImpostorSet", "LMNNObjective", "find_target_neighbors"]
+
+# Candidate impostors are searched within ``SLACK`` times the margin radius,
+# so that small changes of L do not require a new search (see ImpostorSet).
+SLACK = 1.5
+# Entries of a distance block computed at once (memory ~ 8 bytes each).
+BLOCK = 1 << 21
+# Sampled searches switch to the fixed list of eligible pairs when it holds
+# at most this many times max_impostors pairs.
+ELIGIBLE_FACTOR = 10
+
+
+def find_target_neighbors(X, y_idx, n_neighbors):
+    """The ``n_neighbors`` nearest same-class points of every point.
+
+    Exact Euclidean search (:func:`~metric_estimators._problems.neighbours.nearest_in_groups`):
+    equal distances go to the lower index, a point is never its own target
+    neighbour (its duplicates, at distance 0, come first), and classes with
+    ``n_c <= n_neighbors`` points give their points ``n_c - 1`` targets (the
+    row is padded with -1).
+
+    Returns
+    -------
+    targets : ndarray of shape (n_samples, n_neighbors), int64
+    """
+    return nearest_in_groups(X, y_idx, n_neighbors)
+
+
+class ImpostorSet:
+    """Candidate impostor pairs, refreshed by exact blockwise searches.
+
+    A search at the current ``L`` stores, for each anchor ``i``, every
+    other-class point ``l`` with ``||L (x_i - x_l)||^2 < SLACK * R_i``, where
+    ``R_i = max_j ||L (x_i - x_j)||^2 + 1`` is the margin radius over the
+    targets ``j`` of ``i``: all impostors that are active now, plus those
+    close to becoming active.  Between searches the loss is evaluated on the
+    stored pairs only (the active-set idea of Weinberger & Saul's solver).
+    Searches become rarer while they find no missing active impostor (the
+    interval, in solver iterations, doubles); and the optimiser only stops
+    after a run in which the active set did not change has converged and a
+    search at the final ``L`` has confirmed that no active impostor was
+    missing, so the returned ``L`` is a stationary point of the exact loss.
+    """
+
+    def __init__(self, y_idx, has_targets, max_impostors, seed=0, log=None):
+        self.y_idx = y_idx
+        self.log = log  # called with a line of text after every search
+        self.has_targets = has_targets
+        self.max_impostors = max_impostors
+        self.n_samples = y_idx.size
+        self.members = [np.flatnonzero(y_idx == c) for c in np.unique(y_idx)]
+        self.imp_i = np.empty(0, dtype=np.int64)
+        self.imp_l = np.empty(0, dtype=np.int64)
+        self.n_searches = 0
+        self.n_changes = 0  # searches that found missing active impostors
+        self.interval = 1
+        self.since_search = None  # None: never searched
+        self.fraction = 1.0  # sampling fraction of impostor pairs
+        self.seed = int(seed)
+        self.hashes = None  # per-point hashes, made once sampling is needed
+        self.eligible = None  # (anchors, impostors) that sampling can return
+
+    def tick(self):
+        """Count one solver iteration; True when a search is due."""
+        self.since_search += 1
+        return self.since_search >= self.interval
+
+    def refresh(self, Z, R):
+        """Search at the current embedding; return how many active impostors were missed.
+
+        Counts the active impostor pairs that the previous candidates did
+        not hold; the search interval doubles when none was missed.
+        """
+        first = self.since_search is None
+        new_i, new_l = self._search(Z, R)
+        n_missing = 0
+        if not first:
+            n = self.n_samples
+            d = pair_sqdist(Z, new_i, new_l)
+            act = d < R[new_i]
+            new_keys = new_i[act] * n + new_l[act]
+            old_keys = np.sort(self.imp_i * n + self.imp_l)
+            pos = np.searchsorted(old_keys, new_keys)
+            pos = np.minimum(pos, max(old_keys.size - 1, 0))
+            found = old_keys[pos] == new_keys if old_keys.size else np.zeros(
+                new_keys.size, dtype=bool
+            )
+            n_missing = int(new_keys.size - found.sum())
+            self.n_changes += n_missing > 0
+            if n_missing == 0:
+                self.interval = min(2 * self.interval, 64)
+        self.imp_i, self.imp_l = new_i, new_l
+        self.since_search = 0
+        self.n_searches += 1
+        if self.log is not None:
+            missed = "" if first else f", {n_missing} active missed"
+            self.log(f"impostor search {self.n_searches}: {new_i.size} "
+                     f"candidate pairs{missed}")
+        return n_missing
+
+    # -- searches --------------------------------------------------------
+    def _search(self, Z, R):
+        """All (anchor, impostor) pairs within ``SLACK * R`` of the anchors.
+
+        If more than ``max_impostors`` are found, the push term is estimated
+        on a fixed pseudo-random subset of all impostor pairs: pair ``(i, l)``
+        is kept iff its hash-derived number ``u(i, l)`` is below the sampling
+        ``fraction``, and the push weight is divided by ``fraction``.  The
+        subset does not depend on ``L``, so the sampled objective is one
+        fixed function that L-BFGS can minimise (unlike sampling afresh at
+        every evaluation); the fraction only ever decreases, on the fly, which
+        also bounds the search's memory.
+        """
+        R_safe = np.where(self.has_targets, R, -np.inf)
+        rho = SLACK * R_safe
+        if self.eligible is not None:
+            return self._search_eligible(Z, rho)
+        sq = np.einsum("ij,ij->i", Z, Z)
+        # Inner products in float32 halve the cost of the search; their
+        # round-off (~1e-7 |z|^2) must stay far below the slack of the radius
+        # (at least 0.5 R >= 0.5), else float64 is used.
+        Zs = Z.astype(np.float32) if sq.max(initial=0.0) < 1e5 else Z
+        acc_i, acc_l = [], []
+        n_acc = 0
+        cap = self.max_impostors
+        n = self.n_samples
+        start_fraction = self.fraction
+        if self.hashes is None:
+            self.hashes = point_hashes(n, self.seed)
+        for rows, cols in self._blocks():
+            G = Zs[rows] @ Zs[cols].T
+            a, b = threshold_block(
+                G, sq[rows], sq[cols], rho[rows], rho[cols], rows, cols, True,
+                self.hashes, self.fraction,
+            )
+            if a.size == 0:
+                continue
+            acc_i.append(a)
+            acc_l.append(b)
+            n_acc += a.size
+            if n_acc > cap:
+                # shrink the fraction so that about cap / 2 pairs remain
+                self.fraction *= 0.5 * cap / n_acc
+                i = np.concatenate(acc_i)
+                l_ = np.concatenate(acc_l)
+                keep = pair_uniform(i, l_, self.hashes) < self.fraction
+                acc_i, acc_l = [i[keep]], [l_[keep]]
+                n_acc = int(keep.sum())
+        if self.fraction < start_fraction:
+            self.n_changes += start_fraction < 1.0 or self.since_search is not None
+            if start_fraction == 1.0:
+                warnings.warn(
+                    f"More than max_impostors={cap} impostor pairs are "
+                    "active; the push term is estimated on a fixed random "
+                    f"subset of impostor pairs (fraction {self.fraction:.3g}). "
+                    "Increase max_impostors for the exact LMNN loss.",
+                    UserWarning,
+                )
+        expected = self.fraction * float(n) * n
+        if self.fraction < 1.0 and expected <= ELIGIBLE_FACTOR * cap:
+            # from now on only the fixed eligible pairs need distances
+            self.eligible = eligible_pairs(self.y_idx, self.hashes, self.fraction)
+        if not acc_i:
+            empty = np.empty(0, dtype=np.int64)
+            return empty, empty
+        return np.concatenate(acc_i), np.concatenate(acc_l)
+
+    def _search_eligible(self, Z, rho):
+        """Sampled search restricted to the eligible pairs.
+
+        ``O(#eligible * c)`` instead of ``O(n^2 c)``; returns exactly what a
+        full scan would.
+        """
+        ei, el = self.eligible
+        keep = pair_sqdist(Z, ei, el) < rho[ei]
+        n_keep = int(keep.sum())
+        if n_keep > self.max_impostors:
+            self.fraction *= 0.5 * self.max_impostors / n_keep
+            sel = pair_uniform(ei, el, self.hashes) < self.fraction
+            ei, el, keep = ei[sel], el[sel], keep[sel]
+            self.eligible = (ei, el)
+            self.n_changes += 1
+        return ei[keep], el[keep]
+
+    def _blocks(self):
+        """Yield (rows, cols) blocks covering every pair of different classes once.
+
+        Both points of a pair are tried as anchors.
+        """
+        for c in range(len(self.members) - 1):
+            rows_all = self.members[c]
+            cols = np.concatenate(self.members[c + 1:])
+            step = max(1, BLOCK // cols.size)
+            for start in range(0, rows_all.size, step):
+                yield rows_all[start:start + step], cols
+
+
+class LMNNObjective:
+    """LMNN loss and gradient in the flattened components ``L``."""
+
+    def __init__(self, X, targets, impostors, push_weight, squared, n_components):
+        self.X = X
+        self.targets = targets
+        self.valid = targets >= 0
+        self.has_targets = self.valid.any(axis=1)
+        self.impostors = impostors
+        self.push_weight = push_weight
+        self.squared = squared
+        self.shape = (n_components, X.shape[1])
+        self.n_active = 0
+        self.n_active_pairs = 0
+
+    def _embed(self, flat):
+        """Embedding ``Z``, target distances and margin radii at ``flat``."""
+        Z = self.X @ flat.reshape(self.shape).T
+        td = target_sqdist(Z, self.targets)
+        R = np.where(self.has_targets, td.max(axis=1) + 1.0, -np.inf)
+        return Z, td, R
+
+    def __call__(self, flat):
+        """Loss and gradient (flattened) at the flattened map ``flat``."""
+        X, targets = self.X, self.targets
+        Z, td, R = self._embed(flat)
+        imps = self.impostors
+        if imps.since_search is None:
+            imps.refresh(Z, R)
+        d_imp = pair_sqdist(Z, imps.imp_i, imps.imp_l)
+        push, w_target, w_imp, n_active = triplet_loss_weights(
+            td, targets, imps.imp_i, d_imp, self.push_weight / imps.fraction,
+            self.squared,
+        )
+        pull_weight = 1.0 - self.push_weight
+        loss = pull_weight * td[self.valid].sum() + push
+        w_target += pull_weight * self.valid
+        LX = laplacian_product(X, targets, w_target, imps.imp_i, imps.imp_l, w_imp)
+        grad = 2.0 * (Z.T @ LX)
+        self.n_active = n_active
+        self.n_active_pairs = int(np.count_nonzero(w_imp))
+        return loss, grad.ravel()
+
+    def verify(self, flat):
+        """Search at ``flat``; return how many active impostors were missing."""
+        Z, _, R = self._embed(flat)
+        return self.impostors.refresh(Z, R)
