@@ -10,13 +10,13 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
 from ._problems.rca import chunklet_covariances, rca_components
 from ._reporting import FitReport
 from ._validation import power_of_two_scale, validate_points
-from .base import MahalanobisMixin
+from .base import MahalanobisMixin, renamed_parameter
 from .constraints import Constraints
 
 __all__ = ["RCA", "RCA_Supervised"]
@@ -182,6 +182,9 @@ class RCA_Supervised(RCA):
         As in :class:`RCA`.
     random_state : int, RandomState instance or None, default=None
         Seeds the draw of the chunklets.
+    num_chunks : int, default="deprecated"
+        metric-learn's former name of ``n_chunks``: accepted with a
+        FutureWarning and used as ``n_chunks``.
 
     Attributes
     ----------
@@ -194,6 +197,10 @@ class RCA_Supervised(RCA):
     -----
     ``C`` has rank at most ``n_chunks * (chunk_size - 1)``; below
     ``n_features`` it is singular (see :class:`RCA` for what happens then).
+    Every value of ``y`` is a class, ``-1`` included (as for
+    :class:`~metric_estimators.ITML_Supervised`; metric-learn treats ``-1``
+    as "unknown": use :class:`RCA` with chunks from
+    :class:`~metric_estimators.Constraints` for partial labels).
     """
 
     _parameter_constraints: dict = {
@@ -201,14 +208,17 @@ class RCA_Supervised(RCA):
         "n_chunks": [Interval(Integral, 1, None, closed="left")],
         "chunk_size": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
+        "num_chunks": [Interval(Integral, 1, None, closed="left"),
+                       StrOptions({"deprecated"})],
     }
 
     def __init__(self, n_components=None, n_chunks=100, chunk_size=2,
-                 preprocessor=None, random_state=None):
+                 preprocessor=None, random_state=None, num_chunks="deprecated"):
         super().__init__(n_components=n_components, preprocessor=preprocessor)
         self.n_chunks = n_chunks
         self.chunk_size = chunk_size
         self.random_state = random_state
+        self.num_chunks = num_chunks
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -225,10 +235,12 @@ class RCA_Supervised(RCA):
         self : RCA_Supervised
         """
         report = FitReport(self, verbose=0)
+        n_chunks = renamed_parameter(self, "num_chunks", "n_chunks", 100)
         self._check_preprocessor()
         X, y = validate_points(self, self._points(X), y, ensure_min_samples=2)
         check_classification_targets(y)
-        classes, counts = np.unique(y, return_counts=True)
+        classes, y_idx, counts = np.unique(y, return_inverse=True,
+                                           return_counts=True)
         if classes.size < 2:
             raise ValueError("RCA_Supervised needs samples of at least 2 "
                              "classes in y; y has 1 class.")
@@ -238,7 +250,6 @@ class RCA_Supervised(RCA):
             raise ValueError(f"Every class has fewer than chunk_size="
                              f"{self.chunk_size} points (e.g. a single sample): no "
                              "chunklet can be drawn. Lower chunk_size.")
-        n_chunks = self.n_chunks
         if capacity < n_chunks:
             warnings.warn(
                 f"The classes allow only {capacity} disjoint chunklets of "
@@ -246,7 +257,8 @@ class RCA_Supervised(RCA):
                 f"{n_chunks}; using {capacity}.", UserWarning, stacklevel=3)
             n_chunks = capacity
         rng = check_random_state(self.random_state)
-        chunks = Constraints(y).chunks(n_chunks=n_chunks,
+        # class indices: a label -1 is a class here, not "unknown"
+        chunks = Constraints(y_idx).chunks(n_chunks=n_chunks,
                                        chunk_size=self.chunk_size,
                                        random_state=rng)
         self._solve(X, chunks, report)

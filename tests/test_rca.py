@@ -135,3 +135,15 @@ def test_bad_parameters():
         RCA_Supervised(chunk_size=1).fit(X, y)
     with pytest.raises(ValueError, match="'n_chunks' parameter"):
         RCA_Supervised(n_chunks=0).fit(X, y)
+
+
+def test_num_chunks_is_metric_learn_s_name_and_minus_one_is_a_class():
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 3)
+    y = np.arange(40) % 2 - 1  # classes -1 and 0
+    with pytest.warns(FutureWarning, match="num_chunks is metric-learn's name of n_chunks"):
+        a = RCA_Supervised(num_chunks=12, random_state=0).fit(X, y)
+    b = RCA_Supervised(n_chunks=12, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    assert (b.chunks_ >= 0).sum() == 24
+    assert set(y[b.chunks_ >= 0]) == {-1, 0}  # points of class -1 are used
