@@ -1,11 +1,16 @@
-"""NCA: scikit-learn's solve, the metric-learner face, the objective history."""
+"""NCA: scikit-learn's solve with a faster evaluation, the metric-learner face,
+the objective history."""
+
+import warnings
 
 import numpy as np
 import pytest
+from scipy.optimize import check_grad
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
 from metric_estimators import NCA
+from metric_estimators._problems.nca import nca_loss_grad
 
 
 def reference_objective(L, X, y):
@@ -26,13 +31,54 @@ def reference_objective(L, X, y):
     {}, {"n_components": 2}, {"init": "random"}, {"init": "pca", "max_iter": 7},
 ])
 def test_components_equal_scikit_learns(iris, params):
+    """Same start, same L-BFGS-B run; the evaluations agree to round-off."""
     X, y = iris
-    ours = NCA(random_state=0, tol=1e-5, **params).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ours = NCA(random_state=0, tol=1e-5, **params).fit(X, y)
     theirs = NeighborhoodComponentsAnalysis(random_state=0, tol=1e-5,
                                             max_iter=params.get("max_iter", 100),
                                             **{k: v for k, v in params.items()
                                                if k != "max_iter"}).fit(X, y)
-    np.testing.assert_array_equal(ours.components_, theirs.components_)
+    np.testing.assert_allclose(ours.components_, theirs.components_, rtol=1e-6,
+                               atol=1e-6 * np.abs(theirs.components_).max())
+
+
+def test_kernel_path_follows_scikit_learns_run(iris, monkeypatch):
+    """With the fast evaluation forced on iris, the run is scikit-learn's up
+    to round-off."""
+    from metric_estimators._problems import nca as nca_problem
+
+    X, y = iris
+    monkeypatch.setattr(nca_problem, "KERNEL_MIN_SAMPLES", 0)
+    ours = NCA(random_state=0, n_components=2).fit(X, y)
+    theirs = NeighborhoodComponentsAnalysis(random_state=0, n_components=2,
+                                            max_iter=100).fit(X, y)
+    np.testing.assert_allclose(ours.components_, theirs.components_, rtol=1e-6,
+                               atol=1e-6 * np.abs(theirs.components_).max())
+    np.testing.assert_allclose(ours.loss_curve_[-1],
+                               reference_objective(ours.components_, X, y),
+                               rtol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 4)])
+def test_loss_and_gradient_equal_scikit_learns_and_finite_differences(iris, shape):
+    X, y = iris
+    X, y = X[::2], y[::2]
+    L = np.random.RandomState(0).randn(*shape)
+    loss, grad = nca_loss_grad(L, X, y.astype(np.int64))
+    sk = NeighborhoodComponentsAnalysis()
+    sk.n_iter_, sk.verbose = 1, 0
+    sk_loss, sk_grad = sk._loss_grad_lbfgs(L.ravel(), X, y[:, None] == y[None, :])
+    np.testing.assert_allclose(loss, sk_loss, rtol=1e-12)
+    np.testing.assert_allclose(grad.ravel(), sk_grad, rtol=1e-10,
+                               atol=1e-12 * np.abs(sk_grad).max())
+    assert np.isclose(loss, reference_objective(L, X, y), rtol=1e-10)
+    err = check_grad(lambda v: reference_objective(v.reshape(shape), X, y),
+                     lambda v: nca_loss_grad(v.reshape(shape), X,
+                                             y.astype(np.int64))[1].ravel(),
+                     L.ravel(), epsilon=1e-6)
+    assert err < 1e-4 * np.linalg.norm(grad)
 
 
 def test_loss_curve_is_the_objective_per_iteration(iris):

@@ -15,7 +15,7 @@ Computed without any n x n matrix: ``1/2 sum_ij W_ij (x_i - x_j)(x_i -
 x_j)^T = X^T (D - W) X`` for a symmetric ``W`` with row sums ``D``, so each
 class contributes ``X_c^T (D_c - A_c) X_c``, accumulated over blocks of rows
 of ``A_c`` (memory bounded by :data:`BLOCK` entries; the local scales
-from the package's one k-NN search, blockwise too); and ``S_w + S_b = S_m``,
+come from the same blocks); and ``S_w + S_b = S_m``,
 the mixture scatter with weights ``A_ij / n`` (same class) and ``1 / n``,
 equals ``S_t + 1/n sum_c (X_c^T (D_c - A_c) X_c - n_c S_c)`` with ``S_t`` the
 total and ``S_c`` the class scatter (``sum (x - mean)(x - mean)^T``).
@@ -23,8 +23,6 @@ total and ``S_c`` the class scatter (``sum (x - mean)(x - mean)^T``).
 
 import numpy as np
 from scipy import linalg
-
-from .neighbours import knn_indices
 
 __all__ = ["BLOCK", "class_laplacian_form", "local_scales", "local_scatter",
            "lfda_directions"]
@@ -47,6 +45,11 @@ def _row_blocks(n):
         yield slice(start, min(start + step, n))
 
 
+def _kth(D2, k):
+    """Square root of the ``k``-th smallest entry of each row (0-based)."""
+    return np.sqrt(np.partition(D2, k, axis=1)[:, k])
+
+
 def _affinity_form(Xr, Xc, D2, sigma_r, sigma):
     """``X_r^T diag(A 1) X_r - X_r^T A X_c`` for one block of rows of ``A``."""
     scale = sigma_r[:, None] * sigma[None, :]
@@ -62,27 +65,38 @@ def local_scales(Xc, k):
 
     The point itself is not counted (duplicates are: a duplicate is a
     neighbour at distance 0).  ``k`` must be ``<= Xc.shape[0] - 1``; ``k = 0``
-    gives zeros.  The neighbours come from the package's one exact search
-    (:func:`metric_estimators._problems.neighbours.knn_indices`), the
-    distances from the coordinate differences.
+    gives zeros.  Exact brute-force search over blocks of rows.
     """
     n = Xc.shape[0]
+    sigma = np.zeros(n)
     if k < 1 or n < 2:
-        return np.zeros(n)
-    kth = knn_indices(Xc, k)[:, k - 1]
-    diff = Xc - Xc[kth]
-    return np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        return sigma
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+    for rows in _row_blocks(n):
+        # the k + 1 smallest of a row include the point's own zero
+        sigma[rows] = _kth(_sq_dist_rows(Xc, sq, rows), k)
+    return sigma
 
 
 def class_laplacian_form(Xc, k):
-    """``X_c^T (D - A) X_c`` for the local-scaling affinity ``A`` of one class."""
+    """``X_c^T (D - A) X_c`` for the local-scaling affinity ``A`` of one class.
+
+    One pass over the squared distances when the class fits in a block,
+    two (local scales, then affinities) otherwise.
+    """
     n, d = Xc.shape
-    sigma = local_scales(Xc, k)
     sq = np.einsum("ij,ij->i", Xc, Xc)
-    out = np.zeros((d, d))
-    for rows in _row_blocks(n):
-        out += _affinity_form(Xc[rows], Xc, _sq_dist_rows(Xc, sq, rows),
-                              sigma[rows], sigma)
+    if n * n <= BLOCK:
+        rows = slice(0, n)
+        D2 = _sq_dist_rows(Xc, sq, rows)
+        sigma = _kth(D2, k) if k >= 1 else np.zeros(n)
+        out = _affinity_form(Xc, Xc, D2, sigma, sigma)
+    else:
+        sigma = local_scales(Xc, k)
+        out = np.zeros((d, d))
+        for rows in _row_blocks(n):
+            out += _affinity_form(Xc[rows], Xc, _sq_dist_rows(Xc, sq, rows),
+                                  sigma[rows], sigma)
     return (out + out.T) / 2
 
 

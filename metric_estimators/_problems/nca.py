@@ -11,8 +11,10 @@ stochastic nearest-neighbour rule in the space of ``L``::
 
 scikit-learn's :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`
 computes ``f`` and its gradient in ``O(n^2 (d + r))`` and minimises ``-f``
-with L-BFGS-B; :func:`solve_nca` runs it unchanged (same start, same
-iterates) and records the objective of every iteration.
+with L-BFGS-B; :func:`solve_nca` runs it (same start, same solver call),
+evaluates ``f`` and its gradient by :func:`nca_loss_grad` on larger data
+(same values up to round-off, faster) and records the objective of every
+iteration.
 """
 
 import os
@@ -23,7 +25,9 @@ import numpy as np
 from sklearn.neighbors import NeighborhoodComponentsAnalysis
 from threadpoolctl import threadpool_limits
 
-__all__ = ["NCAResult", "nca_objective", "solve_nca"]
+from .._kernels.nca import softmax_weights
+
+__all__ = ["NCAResult", "nca_loss_grad", "nca_objective", "solve_nca"]
 
 #: Between these values of ``n_samples^2 * (n_features + n_components)``,
 #: BLAS runs single-threaded: the products of an evaluation are small, and
@@ -32,6 +36,12 @@ __all__ = ["NCAResult", "nca_objective", "solve_nca"]
 #: 1.47 s).  Below the lower one the fit is too short to pay for
 #: threadpoolctl's first call (about 0.1 s).
 SMALL_BLAS = (5e6, 1e9)
+#: From this many samples on, evaluations use :func:`nca_loss_grad` (about
+#: 3 times faster than scikit-learn's per evaluation); below, scikit-learn's
+#: own, because the numba kernel's one-time start-up in a fresh process
+#: (0.4 s on a quiet machine, seconds on a busy one) costs more than the
+#: whole fit.
+KERNEL_MIN_SAMPLES = 1000
 
 
 def nca_objective(L, X, y_idx):
@@ -47,17 +57,48 @@ def nca_objective(L, X, y_idx):
     return float(np.sum(P * (y_idx[:, None] == y_idx[None, :])))
 
 
-class _RecordingNCA(NeighborhoodComponentsAnalysis):
-    """scikit-learn's NCA that remembers the objective of its last evaluation.
+def nca_loss_grad(L, X, y_idx):
+    """``f(L)`` and its gradient, as scikit-learn's NCA computes them, faster.
 
-    Only a record is added: the loss, the gradient and the optimiser are
-    scikit-learn's (the last evaluation of an L-BFGS-B iteration is at the
-    accepted point, so the callback finds the objective there for free).
+    The same quantities (``gradient = 2 Z^T (W + W^T - diag(1^T W)) X`` with
+    ``Z = X L^T`` and the weights ``W`` of :func:`softmax_weights`), with one
+    ``n x n`` array instead of scikit-learn's several temporaries: the Gram
+    matrix ``Z Z^T`` (BLAS) is turned into ``W`` in place by one numba pass
+    (softmax, class sums, weights), and the gradient is
+    ``2 (W Z + W^T Z - diag(1^T W) Z)^T X``: two ``n x n x r`` products.
+    On digits (1257 x 64) an evaluation takes about a fifth of
+    scikit-learn's time, single-threaded.
+    """
+    Z = X @ L.T
+    G = Z @ Z.T
+    sq = np.einsum("ij,ij->i", Z, Z)
+    p = softmax_weights(G, sq, y_idx)
+    colsum = G.sum(axis=0)
+    M = G @ Z
+    M += G.T @ Z
+    M -= colsum[:, None] * Z
+    return float(p.sum()), 2.0 * (M.T @ X)
+
+
+class _RecordingNCA(NeighborhoodComponentsAnalysis):
+    """scikit-learn's NCA with :func:`nca_loss_grad`, recording the objective.
+
+    The initialisation, the validation and the L-BFGS-B call are
+    scikit-learn's; the evaluation of the objective and gradient is
+    :func:`nca_loss_grad` (same values up to round-off) from
+    :data:`KERNEL_MIN_SAMPLES` samples on, scikit-learn's below.  The last
+    evaluation of an L-BFGS-B iteration is at the accepted point, so the
+    callback finds the objective there for free.
     """
 
     def _loss_grad_lbfgs(self, transformation, X, same_class_mask, sign=1.0):
-        loss, grad = super()._loss_grad_lbfgs(transformation, X,
-                                              same_class_mask, sign)
+        if X.shape[0] >= KERNEL_MIN_SAMPLES:
+            L = transformation.reshape(-1, X.shape[1])
+            loss, grad = nca_loss_grad(L, X, self._y_idx)
+            loss, grad = sign * loss, sign * grad.ravel()
+        else:
+            loss, grad = super()._loss_grad_lbfgs(transformation, X,
+                                                  same_class_mask, sign)
         self._last_eval = (transformation.copy(), float(sign * loss))
         self._n_evals = getattr(self, "_n_evals", 0) + 1
         return loss, grad
@@ -112,6 +153,7 @@ def solve_nca(X, y_idx, *, n_components, init, max_iter, tol, random_state,
             report.row(len(history["objective"]), value)
 
     nca.callback = callback
+    nca._y_idx = np.ascontiguousarray(y_idx, dtype=np.int64)
     n, d = X.shape
     r = d if n_components is None else n_components
     work = float(n) * n * (d + r)
