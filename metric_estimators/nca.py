@@ -32,7 +32,7 @@ class NCA(MahalanobisMixin, BaseEstimator):
     classifies correctly, ``sum_i sum_{j ~ i} p_ij`` with ``p_ij`` a softmax
     of ``-||L x_i - L x_j||^2`` over ``j != i``.  The initialisation and the
     L-BFGS-B solve are scikit-learn's
-    :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`; from 1000
+    :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`; from 3000
     samples on, the objective and gradient are evaluated by a faster kernel
     (the same values up to round-off, about 3 times faster per evaluation;
     :func:`metric_estimators._problems.nca.nca_loss_grad`), below by
