@@ -31,12 +31,19 @@ from .project_and_forget import ProjectAndForget  # noqa: E402
 
 __all__ += ["MetricNearness", "CorrelationClustering", "ProjectAndForget"]
 
+from .covariance import Covariance  # noqa: E402
+from .lfda import LFDA  # noqa: E402
+from .nca import NCA  # noqa: E402
+from .rca import RCA, RCA_Supervised  # noqa: E402
+
+__all__ += ["NCA", "LFDA", "RCA", "RCA_Supervised", "Covariance"]
+
 # metric-learn names that have no learner here yet: a clear ImportError that
 # points to the migration page instead of Python's bare "cannot import name"
 _NOT_YET = frozenset({
-    "NCA", "LFDA", "MLKR", "RCA", "RCA_Supervised", "MMC", "MMC_Supervised",
+    "MLKR", "MMC", "MMC_Supervised",
     "SDML", "SDML_Supervised", "LSML", "LSML_Supervised", "SCML",
-    "SCML_Supervised", "Covariance",
+    "SCML_Supervised",
 })
 
 
@@ -46,7 +53,6 @@ def __getattr__(name):
             f"metric_estimators has no {name} yet (it is a metric-learn "
             "learner that is planned here). See the migration page, "
             "docs/migration.rst ('metric-learn learners not yet here'), for "
-            "what to use meanwhile, e.g. sklearn.neighbors."
-            "NeighborhoodComponentsAnalysis for NCA."
+            "what to use meanwhile."
         )
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
