@@ -1,0 +1,106 @@
+"""L-BFGS (scipy's L-BFGS-B), once or with restarts when the objective changes.
+
+:func:`lbfgs` is one run of scipy's L-BFGS-B with a per-iteration callback
+(OMDML's matrix-free path).  :func:`lbfgs_with_restarts` serves objectives
+that are refreshed during the run, such as LMNN's loss on an impostor active
+set: L-BFGS goes on through a refresh (restarting it, and losing its
+curvature pairs, costs more than the small change of objective), but a run
+whose stopping test compared different objectives is restarted from where it
+stopped, and the result is only accepted once ``confirm(x)`` says that the
+objective at the final ``x`` is the true one.
+"""
+
+from scipy.optimize import minimize
+
+__all__ = ["lbfgs", "lbfgs_with_restarts"]
+
+
+def lbfgs(fun, x0, *, max_iter, gtol, ftol=None, callback=None):
+    """One run of scipy's L-BFGS-B on ``fun(x) -> (f, grad)``.
+
+    Parameters
+    ----------
+    fun : callable
+        Objective and gradient, ``x`` flat.
+    x0 : ndarray of shape (n,)
+        Starting point.
+    max_iter : int
+        Most iterations (scipy's ``maxiter``).
+    gtol : float
+        Tolerance on the projected gradient (scipy's ``gtol``).
+    ftol : float or None, default=None
+        Relative decrease tolerance (scipy's ``ftol``); None keeps scipy's
+        default.
+    callback : callable or None, default=None
+        ``callback(x, f)`` after every iteration.
+
+    Returns
+    -------
+    result : scipy.optimize.OptimizeResult
+        ``status == 1`` when ``max_iter`` was reached.
+    """
+    options = {"maxiter": max_iter, "gtol": gtol}
+    if ftol is not None:
+        options["ftol"] = ftol
+    scipy_callback = None
+    if callback is not None:
+        def scipy_callback(intermediate_result):
+            callback(intermediate_result.x, float(intermediate_result.fun))
+    return minimize(fun, x0, method="L-BFGS-B", jac=True,
+                    callback=scipy_callback, options=options)
+
+
+def lbfgs_with_restarts(fun, x0, *, max_iter, gtol, callback=None,
+                        version=None, confirm=None):
+    """L-BFGS-B on an objective that may change during the run.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x) -> (f, grad)`` with ``x`` flat.
+    x0 : ndarray of shape (n,)
+        Starting point.
+    max_iter : int
+        Most iterations over all runs (a run that stops at once counts 1).
+    gtol : float
+        Tolerance on the projected gradient of each run.
+    callback : callable or None, default=None
+        ``callback(x, f)`` after every iteration; it may refresh ``fun``.
+    version : callable or None, default=None
+        ``version() -> int``, a counter that changes whenever ``fun`` was
+        changed (by the callback or by ``fun`` itself).  A run during which
+        it changed, or whose line search failed, is restarted.
+    confirm : callable or None, default=None
+        ``confirm(x) -> bool`` when a run stops on an unchanged objective:
+        True accepts ``x``; False says ``fun`` changed at ``x``, and a new run
+        starts there.
+
+    Returns
+    -------
+    x : ndarray of shape (n,)
+    n_iter : int
+    converged : bool
+        False when ``max_iter`` was reached first.
+    """
+    x = x0
+    n_iter = 0
+    converged = False
+    while n_iter < max_iter:
+        before = None if version is None else version()
+        res = lbfgs(fun, x, max_iter=max_iter - n_iter, gtol=gtol,
+                    callback=callback)
+        x = res.x
+        n_iter += max(int(res.nit), 1)
+        if res.status == 1:  # max_iter
+            break
+        if res.nit > 0 and (
+            res.status != 0 or (version is not None and version() != before)
+        ):
+            # the objective changed during the run, so its stopping test (or
+            # failed line search) compared different objectives: restart
+            continue
+        # converged, or a fresh run cannot decrease the objective: confirm
+        if confirm is None or confirm(x):
+            converged = True
+            break
+    return x, n_iter, converged
