@@ -142,6 +142,11 @@ class MLKR(MahalanobisMixin, BaseEstimator):
         X = X.astype(np.float64, copy=False)
         y = y.astype(np.float64, copy=False)
         n_samples, n_features = X.shape
+        if np.all(y == y[0]):
+            raise ValueError(
+                "MLKR needs at least 2 distinct target values; y is constant "
+                "(it holds 1 distinct value), so every metric fits it equally."
+            )
         if self.n_components is not None and self.n_components > n_features:
             raise ValueError(
                 f"n_components={self.n_components} must be <= n_features="

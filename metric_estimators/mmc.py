@@ -39,7 +39,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._problems.logdet import prior_matrix
+from ._problems.logdet import dissimilar_identical_mask, prior_matrix
 from ._problems.mmc import RIDGE, MMCDiagonalProblem, MMCFullProblem
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
 from ._validation import validate_pair_labels, validate_pairs, validate_points
@@ -56,6 +56,18 @@ __all__ = ["MMC", "MMC_Supervised"]
 
 _GAP = Column("Gap", ".3e")
 _STEP = Column("Step", ".3e")
+
+
+
+def _reject_identical_dissimilar(pts, y):
+    """A dissimilar pair of identical points: an error, as in ITML."""
+    bad = dissimilar_identical_mask(pts[:, 0] - pts[:, 1], y)
+    if np.any(bad):
+        bad = np.flatnonzero(bad)
+        raise ValueError(
+            f"{bad.size} dissimilar pair(s) (y=-1) join identical points "
+            f"(first at index {bad[0]}); no metric can separate them."
+        )
 
 
 class _BaseMMC(MahalanobisMixin, BaseEstimator):
@@ -285,6 +297,7 @@ class MMC(PairsClassifierMixin, _BaseMMC):
             )
         check_calibration_params(**(calibration_params or {}))
         n_features = pts.shape[2]
+        _reject_identical_dissimilar(pts, y)
         V = pts[:, 0] - pts[:, 1]
         points = np.unique(pts.reshape(-1, n_features), axis=0)
         self.n_features_in_ = n_features
