@@ -31,17 +31,21 @@ from .project_and_forget import ProjectAndForget  # noqa: E402
 
 __all__ += ["MetricNearness", "CorrelationClustering", "ProjectAndForget"]
 
+from .covariance import Covariance  # noqa: E402
+from .lfda import LFDA  # noqa: E402
+from .nca import NCA  # noqa: E402
+from .rca import RCA, RCA_Supervised  # noqa: E402
 from .mlkr import MLKR  # noqa: E402
 from .mmc import MMC, MMC_Supervised  # noqa: E402
 from .sdml import SDML, SDML_Supervised  # noqa: E402
 
-__all__ += ["MLKR", "MMC", "MMC_Supervised", "SDML", "SDML_Supervised"]
+__all__ += ["NCA", "LFDA", "RCA", "RCA_Supervised", "Covariance", "MLKR",
+            "MMC", "MMC_Supervised", "SDML", "SDML_Supervised"]
 
 # metric-learn names that have no learner here yet: a clear ImportError that
 # points to the migration page instead of Python's bare "cannot import name"
 _NOT_YET = frozenset({
-    "NCA", "LFDA", "RCA", "RCA_Supervised", "LSML", "LSML_Supervised", "SCML",
-    "SCML_Supervised", "Covariance",
+    "LSML", "LSML_Supervised", "SCML", "SCML_Supervised",
 })
 
 
@@ -51,7 +55,6 @@ def __getattr__(name):
             f"metric_estimators has no {name} yet (it is a metric-learn "
             "learner that is planned here). See the migration page, "
             "docs/migration.rst ('metric-learn learners not yet here'), for "
-            "what to use meanwhile, e.g. sklearn.neighbors."
-            "NeighborhoodComponentsAnalysis for NCA."
+            "what to use meanwhile."
         )
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,6 +21,13 @@ needs one entry here and nothing else.  Kinds:
 ``"graph"``
     ``fit(A)``: a symmetric signed graph with a zero diagonal
     (:class:`~metric_estimators.CorrelationClustering`).
+``"chunks"``
+    ``fit(X, chunks)``: points and chunklet indices (-1: no chunklet), here
+    the levels of the supervised data (:class:`~metric_estimators.RCA`).
+``"unsupervised"``
+    ``fit(X, y=None)``: points; ``y`` is accepted and ignored
+    (:class:`~metric_estimators.Covariance`).  The data are those of
+    ``"supervised"``.
 
 The parameters of the registry are those of the determinism cases
 (``/work/wt/fingerprint.py`` hashes their results): change one and the
@@ -37,9 +44,13 @@ from sklearn.preprocessing import StandardScaler
 
 from metric_estimators import (
     ITML,
+    LFDA,
     LMNN,
     LODML,
+    NCA,
     OMDML,
+    RCA,
+    Covariance,
     CorrelationClustering,
     MLKR,
     MMC,
@@ -48,11 +59,14 @@ from metric_estimators import (
     MetricNearness,
     MMC_Supervised,
     ProjectAndForget,
+    RCA_Supervised,
     SDML_Supervised,
 )
 from metric_estimators.ranking import make_ordinal
 
-KINDS = ("supervised", "pairs", "matrix", "graph")
+KINDS = ("supervised", "pairs", "matrix", "graph", "chunks", "unsupervised")
+#: kinds fitted on a point matrix X (plus labels, chunk indices, or nothing)
+POINT_KINDS = ("supervised", "chunks", "unsupervised")
 
 
 # ---------------------------------------------------------------------------
@@ -100,6 +114,8 @@ _MAKERS = {
     "pairs": pairs_data,
     "matrix": symmetric_dissimilarity,
     "graph": signed_graph,
+    "chunks": supervised_data,
+    "unsupervised": supervised_data,
 }
 
 
@@ -355,6 +371,21 @@ REGISTRY = [
             dict(random_state=0),
             check_class=PrecomputedCorrelationClustering,
             expected_failed_checks=_GRAPH_EXPECTED),
+    Learner("NCA", NCA, "supervised", dict(random_state=0, max_iter=50)),
+    Learner("NCA-random-init", NCA, "supervised",
+            dict(init="random", random_state=1, max_iter=50)),
+    Learner("LFDA", LFDA, "supervised", dict(k=3), iterative_params=None),
+    Learner("LFDA-orthonormalized", LFDA, "supervised",
+            dict(k=3, embedding_type="orthonormalized"), iterative_params=None),
+    Learner("RCA", RCA, "chunks", {}, iterative_params=None,
+            expected_failed_checks={"check_fit_score_takes_y": (
+                "RCA.fit(X, chunks): the second argument has metric-learn's "
+                "name, chunks (chunklet indices, not class labels); "
+                "RCA_Supervised is the fit(X, y) face and passes the check")}),
+    Learner("RCA_Supervised", RCA_Supervised, "supervised",
+            dict(n_chunks=20, random_state=0), iterative_params=None),
+    Learner("Covariance", Covariance, "unsupervised", {},
+            iterative_params=None),
 ]
 
 BY_NAME = {entry.name: entry for entry in REGISTRY}

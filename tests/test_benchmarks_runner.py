@@ -121,3 +121,32 @@ def test_run_job_turns_a_failing_worker_into_an_error_row():
     assert "no_such_worker" in " ".join(row["stderr_tail"])
     assert row["run"] == {"command": "test"}
     assert row["child_maxrss_mb"] > 0 and len(row["loadavg_start"]) == 3
+
+
+def test_ml_family_table_and_report():
+    """bench_ml_family: every learner entry is complete, a job of ours runs in
+    process, and the report's ratio / delta / summary are against metric-learn."""
+    sys.path.insert(0, str(runner.BENCH_DIR))
+    import bench_ml_family
+    from benchmarks.workers import ml_family
+
+    for name, entry in ml_family.LEARNERS.items():
+        assert entry["task"] in ("classification", "regression"), name
+        assert "ours" in entry and "metric_learn" in entry, name
+    out = ml_family.run({"dataset": "iris", "impl": "ours",
+                         "params": {"learner": "Covariance"}})
+    assert out["n_train"] == 105 and 0.8 < out["accuracy"] <= 1.0
+    # RCA_Supervised's n_chunks is capped at what the classes allow
+    _, used, _ = ml_family.build("RCA_Supervised", "ours", {},
+                                 [0] * 7 + [1] * 5)
+    assert used["n_chunks"] == 3 + 2
+    rows = [
+        _row("iris", "ours", {"learner": "NCA"}, fit_time=1.0, accuracy=0.95),
+        _row("iris", "metric_learn", {"learner": "NCA"}, fit_time=4.0, accuracy=0.96),
+        _row("wine", "ours", {"learner": "NCA"}, fit_time=1.0, accuracy=0.9),
+        _row("wine", "metric_learn", {"learner": "NCA"}, error="timeout (9 s)"),
+    ]
+    text = bench_ml_family.render(rows, "x")
+    line = next(l for l in text.splitlines() if "| iris |" in l and "| ours |" in l)
+    assert "| 0.250 |" in line and "| -0.0100 |" in line
+    assert "| NCA | iris | 1.000 | 4.000 | 0.250 |" in text  # wine not summed

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import BY_NAME, learners, symmetric_dissimilarity
+from conftest import POINT_KINDS, BY_NAME, learners, symmetric_dissimilarity
 from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 
@@ -26,8 +26,12 @@ from metric_estimators.ranking import make_ordinal
 
 # every learner fitted on (X, y), from the registry (tests/conftest.py):
 # name -> factory(**overrides)
-XY_LEARNERS = {entry.name: entry.make for entry in learners("supervised")}
-XY = list(XY_LEARNERS)
+XY_LEARNERS = {entry.name: entry.make for entry in learners(*POINT_KINDS)}
+# fitted on points and class labels
+XY = [e.name for e in learners("supervised")]
+# fitted on points (with labels, chunk indices or nothing): the X-side checks
+X_ANY = list(XY_LEARNERS)
+WITH_TOL = [n for n in XY if BY_NAME[n].has_param("tol")]
 WITH_N_COMPONENTS = [e.name for e in learners("supervised")
                      if e.has_param("n_components")]
 WITH_PRIOR = [e.name for e in learners("supervised") if e.has_param("prior")]
@@ -78,7 +82,7 @@ BAD_X = {
 
 
 @pytest.mark.parametrize("case", list(BAD_X))
-@pytest.mark.parametrize("name", XY)
+@pytest.mark.parametrize("name", X_ANY)
 def test_bad_X(name, case):
     X, exc, match = BAD_X[case]
     y = Y0[: len(X)] if len(X) else np.empty(0)
@@ -101,7 +105,7 @@ def test_bad_y(name):
         est.fit(X0, np.zeros(30))
 
 
-@pytest.mark.parametrize("name", XY)
+@pytest.mark.parametrize("name", X_ANY)
 def test_one_sample(name):
     with pytest.raises(ValueError, match=r"1 sample|at least 2 (samples|classes)"):
         XY_LEARNERS[name]().fit(X0[:1], Y0[:1])
@@ -135,15 +139,16 @@ BAD_PARAMS = [
 ]
 
 
-@pytest.mark.parametrize("param, value", BAD_PARAMS)
-@pytest.mark.parametrize("name", XY)
+@pytest.mark.parametrize("name, param, value", [
+    (name, param, value) for name in XY for param, value in BAD_PARAMS
+    if BY_NAME[name].has_param(param)])  # closed forms have neither
 def test_bad_iteration_parameters(name, param, value):
     est = XY_LEARNERS[name]().set_params(**{param: value})
     with pytest.raises(ValueError, match=f"'{param}' parameter"):
         est.fit(X0, Y0)
 
 
-@pytest.mark.parametrize("name", XY)
+@pytest.mark.parametrize("name", WITH_TOL)
 def test_zero_tolerance_is_rejected_or_respects_max_iter(name):
     """tol=0 is either rejected (naming tol) or runs exactly to max_iter."""
     est = XY_LEARNERS[name](tol=0.0)
@@ -256,7 +261,7 @@ def test_max_iter_1_warns_and_stops(name):
 
 # -- after fitting: transform, metric, pairs --------------------------------
 
-@pytest.mark.parametrize("name", XY)
+@pytest.mark.parametrize("name", X_ANY)
 def test_bad_input_after_fit(name):
     est = _fit_quiet(XY_LEARNERS[name](), X0, (X0[:, 0] > 0).astype(int) + np.arange(30) % 2)
     with pytest.raises(ValueError, match="X has 4 features"):
@@ -599,13 +604,15 @@ def test_metric_nearness_kl_bad_input():
 @pytest.mark.parametrize("name", XY)
 def test_every_class_a_singleton(name):
     """No same-class pair exists: an error saying so (LMNN has no target
-    neighbours, ITML_Supervised no positive pair), or a finite metric from
+    neighbours, ITML_Supervised no positive pair, NCA no same-class
+    neighbour, RCA_Supervised no chunklet), or a finite metric from
     the different-class pairs / ordered levels alone."""
     X, _ = _data(20)
     y = np.arange(20)
     est = XY_LEARNERS[name]()
-    if name.startswith(("LMNN", "ITML_Supervised", "MMC_Supervised",
-                        "SDML_Supervised")):
+    if name.startswith(("LMNN", "NCA")) or name in (
+            "ITML_Supervised", "RCA_Supervised", "MMC_Supervised",
+            "MMC_Supervised-diagonal", "SDML_Supervised"):
         with pytest.raises(ValueError, match="single sample"):
             est.fit(X, y)
     else:

@@ -208,7 +208,7 @@ def test_wrap_pairs():
 
 def test_metric_learn_names_not_here_yet_point_to_migration():
     with pytest.raises(ImportError, match="migration"):
-        from metric_estimators import NCA  # noqa: F401
+        from metric_estimators import LSML  # noqa: F401
     import metric_estimators
 
     with pytest.raises(AttributeError):

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # The learners of a linear map, from the registry (tests/conftest.py), by
 # name.  /work/wt/fingerprint.py hashes ``_fit(name).components_`` for every
 # name here, ``_dissimilarity()`` and ``_signed()``.
-LEARNERS = {e.name: e.make for e in learners("supervised", "pairs")}
+LEARNERS = {e.name: e.make for e in learners("supervised", "chunks", "unsupervised", "pairs")}
 _xy = supervised_data
 _pairs = pairs_data
 _signed = signed_graph
@@ -164,7 +164,7 @@ def _joblib_round_trip(est):
 
 # -- float32 ----------------------------------------------------------------
 
-@pytest.mark.parametrize("name", [e.name for e in learners("supervised")])
+@pytest.mark.parametrize("name", [e.name for e in learners("supervised", "chunks", "unsupervised")])
 def test_float32_input_is_fitted_in_float64(name):
     X, y = _xy()
     X32 = X.astype(np.float32)

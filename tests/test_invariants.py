@@ -50,8 +50,8 @@ def fitted(name):
         return est.fit(*entry.data())
 
 
-LEARNERS = [e.name for e in learners("supervised", "pairs")] + [
-    e.name + _REDUCED for e in learners("supervised", "pairs")
+LEARNERS = [e.name for e in learners("supervised", "chunks", "unsupervised", "pairs")] + [
+    e.name + _REDUCED for e in learners("supervised", "chunks", "unsupervised", "pairs")
     if e.has_param("n_components")
 ]
 

@@ -1,0 +1,154 @@
+"""Neighborhood Components Analysis (NCA) with the metric-learner face.
+
+Goldberger, J., Roweis, S., Hinton, G. and Salakhutdinov, R. (2004).
+Neighbourhood components analysis. Advances in Neural Information
+Processing Systems 17, 513-520.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+
+from ._problems.nca import solve_nca
+from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
+from ._validation import validate_points
+from .base import MahalanobisMixin
+
+__all__ = ["NCA"]
+
+#: scikit-learn's default tolerance, used for ``tol=None``.
+DEFAULT_TOL = 1e-5
+
+
+class NCA(MahalanobisMixin, BaseEstimator):
+    """Neighborhood Components Analysis: maximise leave-one-out soft k-NN accuracy.
+
+    NCA (Goldberger et al., NIPS 2004) learns ``L`` maximising the expected
+    number of training points that a stochastic nearest-neighbour rule
+    classifies correctly, ``sum_i sum_{j ~ i} p_ij`` with ``p_ij`` a softmax
+    of ``-||L x_i - L x_j||^2`` over ``j != i``.  The objective, its gradient
+    and the L-BFGS-B solve are scikit-learn's
+    :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`, run unchanged
+    (``components_`` is exactly scikit-learn's); this class adds the
+    metric-learner face: metric-learn's parameters, ``preprocessor``,
+    ``get_metric`` / ``pair_distance``, the objective per iteration and the
+    shared verbose table and ConvergenceWarning.
+
+    Parameters
+    ----------
+    init : {'auto', 'pca', 'lda', 'identity', 'random'} or ndarray of shape \
+            (n_components, n_features), default='auto'
+        Initial ``L``, as in scikit-learn ('auto': 'lda' when
+        ``n_components <= min(n_features, n_classes - 1)``, else 'pca' when
+        ``n_components < n_features``, else 'identity').
+    n_components : int or None, default=None
+        Dimension of the embedding; None means ``n_features``.
+    max_iter : int, default=100
+        Maximum number of L-BFGS-B iterations.
+    tol : float or None, default=None
+        L-BFGS-B's tolerance (relative decrease of the objective and
+        projected gradient); None means scikit-learn's default, 1e-5.
+    verbose : bool or int, default=False
+        Print a table (iteration, objective, time) while fitting.
+    preprocessor : array-like, callable or None, default=None
+        If given, ``X`` may be 1-D indices that it maps to points.
+    random_state : int, RandomState instance or None, default=None
+        Seeds ``init='random'`` (and 'pca''s randomised solvers).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The learned linear map.
+    n_iter_ : int
+        L-BFGS-B iterations run.
+    loss_curve_ : ndarray of shape (n_iter_,)
+        NCA's objective ``f`` (maximised: expected number of correctly
+        classified points) after each iteration.
+    n_features_in_ : int
+
+    Notes
+    -----
+    Time ``O(n^2 (n_features + n_components))`` per iteration and ``O(n^2)``
+    memory (scikit-learn's dense formulation).  metric-learn's
+    ``tol=None`` means scipy's defaults; here it means 1e-5.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from metric_estimators import NCA
+    >>> X, y = load_iris(return_X_y=True)
+    >>> NCA(n_components=2, random_state=0).fit(X, y).transform(X).shape
+    (150, 2)
+    """
+
+    _parameter_constraints: dict = {
+        "init": [StrOptions({"auto", "pca", "lda", "identity", "random"}),
+                 np.ndarray],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
+        "verbose": ["verbose"],
+        "preprocessor": ["array-like", callable, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, init="auto", n_components=None, max_iter=100, tol=None,
+                 verbose=False, preprocessor=None, random_state=None):
+        self.init = init
+        self.n_components = n_components
+        self.max_iter = max_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.preprocessor = preprocessor
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Learn the linear map from labelled points.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : NCA
+        """
+        report = FitReport(self, [ITERATION, OBJECTIVE], verbose=self.verbose)
+        self._check_preprocessor()
+        X, y = validate_points(self, self._points(X), y, ensure_min_samples=2)
+        X = X.astype(np.float64, copy=False)
+        check_classification_targets(y)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError("NCA needs samples of at least 2 classes in y; "
+                             "y has 1 class.")
+        if np.bincount(y_idx).max() < 2:
+            raise ValueError("Every class has a single sample: NCA's objective "
+                             "(same-class neighbours) is 0 for every map.")
+        if self.n_components is not None and self.n_components > X.shape[1]:
+            raise ValueError(f"n_components={self.n_components} must be <= "
+                             f"n_features={X.shape[1]}.")
+        tol = DEFAULT_TOL if self.tol is None else self.tol
+        report.phase(f"{X.shape[0]} points, {classes.size} classes")
+        result = solve_nca(
+            X, y_idx, n_components=self.n_components, init=self.init,
+            max_iter=self.max_iter, tol=tol,
+            random_state=check_random_state(self.random_state), report=report,
+        )
+        self.components_ = result.components
+        self.n_iter_ = result.n_iter
+        self.loss_curve_ = np.asarray(result.history["objective"], dtype=np.float64)
+        if result.converged:
+            report.finish(f"converged after {result.n_iter} iterations")
+        else:
+            report.finish(f"stopped after {result.n_iter} iterations")
+            convergence_warning(self, max_iter=self.max_iter, tol=tol,
+                                history=self.loss_curve_, stacklevel=4)
+        return self

@@ -1,0 +1,254 @@
+"""Relevant Component Analysis: RCA and RCA_Supervised.
+
+Shental, N., Hertz, T., Weinshall, D. and Pavel, M. (2002). Adjustment
+learning and relevant component analysis. ECCV 2002, 776-790.
+"""
+
+import warnings
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import check_classification_targets
+
+from ._problems.rca import chunklet_covariances, rca_components
+from ._reporting import FitReport
+from ._validation import power_of_two_scale, validate_points
+from .base import MahalanobisMixin
+from .constraints import Constraints
+
+__all__ = ["RCA", "RCA_Supervised"]
+
+
+class RCA(MahalanobisMixin, BaseEstimator):
+    """Relevant Component Analysis: whiten the within-chunklet covariance.
+
+    RCA (Shental et al., ECCV 2002) learns from *chunklets*, small groups of
+    points known to belong to one (unnamed) class.  The within-chunklet
+    covariance ``C`` measures the variability that is irrelevant to the
+    classes; the learned map ``L = C^{-1/2}`` whitens it, so that directions
+    of large within-chunklet spread are shrunk and the rest (relevant
+    directions) are stretched.  The metric is ``M = C^{-1}``.  With
+    ``n_components < n_features`` the data are first reduced to the
+    directions of smallest within-chunklet relative to total variance (the
+    paper's Fisher-like step), then whitened there.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Dimension of the embedding; None means ``n_features``.
+    preprocessor : array-like, callable or None, default=None
+        If given, ``X`` may be 1-D indices that it maps to points.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The linear map (``C^{-1/2}``, symmetric, when no reduction applies).
+    n_iter_ : int
+        Always 1 (closed form).
+    n_features_in_ : int
+
+    Notes
+    -----
+    Cost ``O(p n_features^2 + n_features^3)`` for ``p`` chunklet points.
+    Rank deficiency: directions in which the points do not vary at all
+    (e.g. constant features) get weight 0 silently, there is nothing to
+    learn there.  A direction in which the points vary but no chunklet does
+    has no finite RCA weight (``C`` is singular); it gets weight 0 (the
+    pseudo-inverse) with a UserWarning that says what to do: give more or
+    larger chunklets, or reduce the dimension (``n_components`` or a PCA).
+    metric-learn 0.7.0 warns and returns NaN in that case.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metric_estimators import RCA
+    >>> X = np.array([[-0.05, 3.0], [0.05, -3.0], [0.1, -3.55], [-0.1, 3.55],
+    ...               [-0.95, -0.05], [0.95, 0.05], [0.4, 0.05], [-0.4, -0.05]])
+    >>> chunks = [0, 0, 1, 1, 2, 2, 3, 3]
+    >>> RCA().fit(X, chunks).components_.shape
+    (2, 2)
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "preprocessor": ["array-like", callable, None],
+    }
+
+    def __init__(self, n_components=None, preprocessor=None):
+        self.n_components = n_components
+        self.preprocessor = preprocessor
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, chunks):
+        """Learn the metric from chunklets.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        chunks : array-like of shape (n_samples,), int
+            ``chunks[i] = j >= 0``: point ``i`` is in chunklet ``j``;
+            ``-1``: in no chunklet.
+
+        Returns
+        -------
+        self : RCA
+        """
+        report = FitReport(self, verbose=0)
+        self._check_preprocessor()
+        X, chunks = validate_points(self, self._points(X), chunks,
+                                    ensure_min_samples=2)
+        chunks = _check_chunks(chunks)
+        self._solve(X, chunks, report)
+        return self
+
+    def _solve(self, X, chunks, report):
+        """Covariances -> map; set the fitted attributes; warn."""
+        X = X.astype(np.float64, copy=False)
+        n_components = self._n_components(X.shape[1])
+        s = power_of_two_scale(X)
+        C, S_t, _ = chunklet_covariances(X / s if s != 1.0 else X, chunks)
+        L, n_deficient, rank = rca_components(C, S_t, n_components)
+        if rank == 0:
+            raise ValueError("The points are all identical: RCA has "
+                             "nothing to learn from.")
+        if n_deficient:
+            warnings.warn(
+                f"[{type(self).__name__}] the within-chunklet covariance is "
+                f"singular: {n_deficient} direction(s) in which the data vary "
+                "have no within-chunklet variance, and get weight 0 (pseudo-"
+                "inverse) instead of an infinite one. Use more or larger "
+                "chunklets (n_chunks, chunk_size for RCA_Supervised), or reduce "
+                "the dimension first (n_components, or sklearn.decomposition."
+                "PCA).", UserWarning, stacklevel=4)
+        self.components_ = L / s
+        self.n_iter_ = 1
+        report.finish("solved")
+        return self
+
+
+    def _n_components(self, n_features):
+        n_components = n_features if self.n_components is None else self.n_components
+        if n_components > n_features:
+            raise ValueError(f"n_components={n_components} must be <= "
+                             f"n_features={n_features}.")
+        return n_components
+
+
+def _check_chunks(chunks):
+    """Chunk labels as int64: integers >= -1 with at least one chunklet."""
+    chunks = np.asarray(chunks)
+    if chunks.dtype.kind == "O":  # numbers in an object array are fine
+        try:
+            chunks = chunks.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
+    if chunks.dtype.kind == "f":
+        if not np.all(np.isfinite(chunks)) or np.any(chunks != np.round(chunks)):
+            raise ValueError("chunks must hold integer chunk indices (or -1), "
+                             "got non-integer values.")
+    elif chunks.dtype.kind not in "iub":
+        raise ValueError(f"Unknown label type: chunks must hold integer chunk "
+                         f"indices (or -1), got dtype {chunks.dtype}.")
+    chunks = chunks.astype(np.int64)
+    if np.any(chunks < -1):
+        raise ValueError("chunks must be >= -1 (-1: the point is in no chunklet).")
+    ids, counts = np.unique(chunks[chunks >= 0], return_counts=True)
+    if not np.any(counts >= 2):
+        raise ValueError("RCA needs at least one chunklet of 2 or more points; "
+                         "chunks has none.")
+    return chunks
+
+
+class RCA_Supervised(RCA):
+    """RCA with chunklets drawn from class labels.
+
+    Draws ``n_chunks`` disjoint chunklets of ``chunk_size`` same-class points
+    (:meth:`metric_estimators.Constraints.chunks`, reproducible with
+    ``random_state``) and fits :class:`RCA` on them.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        As in :class:`RCA`.
+    n_chunks : int, default=100
+        Number of chunklets.  When the classes cannot supply that many
+        disjoint chunklets, as many as they can are drawn, with a warning.
+    chunk_size : int, default=2
+        Points per chunklet.
+    preprocessor : array-like, callable or None, default=None
+        As in :class:`RCA`.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the draw of the chunklets.
+
+    Attributes
+    ----------
+    components_, n_iter_, n_features_in_
+        As in :class:`RCA`.
+    chunks_ : ndarray of shape (n_samples,)
+        The drawn chunk index of each training point (-1: none).
+
+    Notes
+    -----
+    ``C`` has rank at most ``n_chunks * (chunk_size - 1)``; below
+    ``n_features`` it is singular (see :class:`RCA` for what happens then).
+    """
+
+    _parameter_constraints: dict = {
+        **RCA._parameter_constraints,
+        "n_chunks": [Interval(Integral, 1, None, closed="left")],
+        "chunk_size": [Interval(Integral, 2, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_components=None, n_chunks=100, chunk_size=2,
+                 preprocessor=None, random_state=None):
+        super().__init__(n_components=n_components, preprocessor=preprocessor)
+        self.n_chunks = n_chunks
+        self.chunk_size = chunk_size
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Draw chunklets from the labels and learn the metric.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : RCA_Supervised
+        """
+        report = FitReport(self, verbose=0)
+        self._check_preprocessor()
+        X, y = validate_points(self, self._points(X), y, ensure_min_samples=2)
+        check_classification_targets(y)
+        classes, counts = np.unique(y, return_counts=True)
+        if classes.size < 2:
+            raise ValueError("RCA_Supervised needs samples of at least 2 "
+                             "classes in y; y has 1 class.")
+        self._n_components(X.shape[1])
+        capacity = int((counts // self.chunk_size).sum())
+        if capacity == 0:
+            raise ValueError(f"Every class has fewer than chunk_size="
+                             f"{self.chunk_size} points (e.g. a single sample): no "
+                             "chunklet can be drawn. Lower chunk_size.")
+        n_chunks = self.n_chunks
+        if capacity < n_chunks:
+            warnings.warn(
+                f"The classes allow only {capacity} disjoint chunklets of "
+                f"chunk_size={self.chunk_size} points, fewer than n_chunks="
+                f"{n_chunks}; using {capacity}.", UserWarning, stacklevel=3)
+            n_chunks = capacity
+        rng = check_random_state(self.random_state)
+        chunks = Constraints(y).chunks(n_chunks=n_chunks,
+                                       chunk_size=self.chunk_size,
+                                       random_state=rng)
+        self._solve(X, chunks, report)
+        self.chunks_ = chunks
+        return self

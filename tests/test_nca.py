@@ -1,0 +1,92 @@
+"""NCA: scikit-learn's solve, the metric-learner face, the objective history."""
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+from metric_estimators import NCA
+
+
+def reference_objective(L, X, y):
+    """Goldberger et al. (2004): sum_i sum_{j in class(i), j != i} p_ij."""
+    Z = X @ L.T
+    n = len(X)
+    f = 0.0
+    for i in range(n):
+        d = np.array([np.sum((Z[i] - Z[j]) ** 2) if j != i else np.inf
+                      for j in range(n)])
+        w = np.exp(-(d - d.min()))
+        p = w / w.sum()
+        f += p[(y == y[i]) & (np.arange(n) != i)].sum()
+    return f
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"n_components": 2}, {"init": "random"}, {"init": "pca", "max_iter": 7},
+])
+def test_components_equal_scikit_learns(iris, params):
+    X, y = iris
+    ours = NCA(random_state=0, tol=1e-5, **params).fit(X, y)
+    theirs = NeighborhoodComponentsAnalysis(random_state=0, tol=1e-5,
+                                            max_iter=params.get("max_iter", 100),
+                                            **{k: v for k, v in params.items()
+                                               if k != "max_iter"}).fit(X, y)
+    np.testing.assert_array_equal(ours.components_, theirs.components_)
+
+
+def test_loss_curve_is_the_objective_per_iteration(iris):
+    X, y = iris
+    X, y = X[::3], y[::3]
+    nca = NCA(random_state=0, max_iter=30).fit(X, y)
+    assert nca.loss_curve_.shape == (nca.n_iter_,)
+    np.testing.assert_allclose(nca.loss_curve_[-1],
+                               reference_objective(nca.components_, X, y),
+                               rtol=1e-10)
+    # the objective (maximised) does not decrease along L-BFGS's iterates
+    assert np.all(np.diff(nca.loss_curve_) >= -1e-9 * abs(nca.loss_curve_[-1]))
+
+
+def test_max_iter_warns_and_stops(iris):
+    X, y = iris
+    with pytest.warns(ConvergenceWarning, match=r"\[NCA\] did not converge within "
+                                                r"max_iter=2 iterations"):
+        nca = NCA(max_iter=2, random_state=0).fit(X, y)
+    assert nca.n_iter_ == 2
+
+
+def test_verbose_is_the_shared_table(iris, capsys):
+    X, y = iris
+    NCA(verbose=2, max_iter=5, random_state=0).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert all(line.startswith("[NCA] ") for line in lines)
+    assert "Iteration" in lines[1] and "Objective" in lines[1] and "Time(s)" in lines[1]
+    assert sum(line.split()[1].isdigit() for line in lines[3:]) == 5
+
+
+def test_default_tol_is_scikit_learns(iris):
+    X, y = iris
+    a = NCA(random_state=0).fit(X, y)
+    b = NCA(random_state=0, tol=1e-5).fit(X, y)
+    np.testing.assert_array_equal(a.components_, b.components_)
+
+
+def test_preprocessor_and_metric(iris):
+    X, y = iris
+    nca = NCA(preprocessor=X, random_state=0, max_iter=10).fit(np.arange(len(X)), y)
+    ref = NCA(random_state=0, max_iter=10).fit(X, y)
+    np.testing.assert_array_equal(nca.components_, ref.components_)
+    d = nca.pair_distance(np.stack([X[:5], X[5:10]], axis=1))
+    metric = nca.get_metric()
+    np.testing.assert_allclose(d, [metric(u, v) for u, v in zip(X[:5], X[5:10])])
+    np.testing.assert_allclose(nca.pair_score(np.stack([X[:5], X[5:10]], axis=1)), -d)
+
+
+def test_bad_parameters(iris):
+    X, y = iris
+    with pytest.raises(ValueError, match="'init' parameter"):
+        NCA(init="foo").fit(X, y)
+    with pytest.raises(ValueError, match="n_components=5 must be <= n_features=4"):
+        NCA(n_components=5).fit(X, y)
+    with pytest.raises(ValueError, match="'tol' parameter"):
+        NCA(tol=-1.0).fit(X, y)

@@ -1,0 +1,137 @@
+"""RCA against a direct numpy computation of Shental et al.'s (2002) whitening."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import linalg
+
+from metric_estimators import RCA, Constraints, RCA_Supervised
+
+
+def within_chunklet_cov(X, chunks):
+    """C = 1/p sum_j sum_{x in chunk j} (x - m_j)(x - m_j)^T, plainly."""
+    d = X.shape[1]
+    C = np.zeros((d, d))
+    p = 0
+    for j in np.unique(chunks[chunks >= 0]):
+        P = X[chunks == j]
+        Z = P - P.mean(axis=0)
+        C += Z.T @ Z
+        p += len(P)
+    return C / p
+
+
+def _data(seed=0, n=60, d=4):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d) * np.array([1.0, 3.0, 0.5, 2.0])[:d]
+    chunks = np.repeat(np.arange(n // 3), 3)
+    chunks[::7] = -1  # some points in no chunklet
+    return X, chunks
+
+
+def test_whitening_is_the_inverse_square_root():
+    X, chunks = _data()
+    rca = RCA().fit(X, chunks)
+    C = within_chunklet_cov(X, chunks)
+    w, U = np.linalg.eigh(C)
+    ref = U @ np.diag(w ** -0.5) @ U.T
+    np.testing.assert_allclose(rca.components_, ref, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(rca.get_mahalanobis_matrix(), np.linalg.inv(C),
+                               rtol=1e-9, atol=1e-10)
+    # the chunklet scatter is white in the learned space
+    L = rca.components_
+    np.testing.assert_allclose(L @ C @ L.T, np.eye(4), atol=1e-10)
+
+
+def test_reduced_dimension_is_the_fisher_like_step():
+    X, chunks = _data(d=4)
+    rca = RCA(n_components=2).fit(X, chunks)
+    C = within_chunklet_cov(X, chunks)
+    S_t = np.cov(X, rowvar=False, bias=True)  # all the points
+    # smallest generalized eigenvectors of C a = mu S_t a
+    mu, A = linalg.eigh(C, S_t)
+    A = A[:, :2]
+    M_ref = A @ np.linalg.inv(A.T @ C @ A) @ A.T
+    np.testing.assert_allclose(rca.get_mahalanobis_matrix(), M_ref, rtol=1e-8,
+                               atol=1e-10 * np.abs(M_ref).max())
+    L = rca.components_
+    np.testing.assert_allclose(L @ C @ L.T, np.eye(2), atol=1e-10)
+
+
+def test_rank_deficient_chunklets_warn_and_give_a_finite_metric():
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 5)
+    chunks = -np.ones(30, int)
+    chunks[:4] = [0, 0, 1, 1]  # rank(C) <= 2 < 5
+    with pytest.warns(UserWarning, match=r"within-chunklet covariance is singular: "
+                                         r"3 direction.*more or larger chunklets"):
+        rca = RCA().fit(X, chunks)
+    assert np.all(np.isfinite(rca.components_))
+    # the pseudo-inverse: weight 0 where the chunklets do not vary
+    C = within_chunklet_cov(X, chunks)
+    np.testing.assert_allclose(rca.get_mahalanobis_matrix(),
+                               np.linalg.pinv(C, rcond=1e-10, hermitian=True),
+                               rtol=1e-8, atol=1e-8)
+
+
+def test_constant_feature_gets_weight_zero_without_warning():
+    X, chunks = _data()
+    Xc = np.c_[X, np.full(len(X), 2.0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rca = RCA().fit(Xc, chunks)
+    np.testing.assert_allclose(rca.components_[:, -1], 0.0, atol=1e-12)
+    np.testing.assert_allclose(rca.components_[:4, :4], RCA().fit(X, chunks).components_,
+                               rtol=1e-9, atol=1e-10)
+
+
+def test_supervised_draws_chunks_through_constraints():
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 3)
+    y = np.arange(60) % 3
+    sup = RCA_Supervised(n_chunks=15, chunk_size=3, random_state=5).fit(X, y)
+    chunks = Constraints(y).chunks(n_chunks=15, chunk_size=3,
+                                   random_state=np.random.RandomState(5))
+    np.testing.assert_array_equal(sup.chunks_, chunks)
+    np.testing.assert_allclose(sup.components_, RCA().fit(X, chunks).components_,
+                               rtol=1e-12)
+
+
+def test_supervised_uses_the_chunklets_it_can_get():
+    rng = np.random.RandomState(0)
+    X = rng.randn(20, 2)
+    y = np.arange(20) % 2
+    with pytest.warns(UserWarning, match="only 10 disjoint chunklets"):
+        sup = RCA_Supervised(n_chunks=100, random_state=0).fit(X, y)
+    assert sup.chunks_.max() == 9
+
+
+@pytest.mark.parametrize("chunks, match", [
+    (np.full(12, -1), "at least one chunklet of 2"),
+    (np.arange(12), "at least one chunklet of 2"),
+    (np.r_[np.zeros(11), -2], "chunks must be >= -1"),
+    (np.r_[np.zeros(11), 0.5], "integer chunk indices"),
+    (np.array(["a"] * 12), "integer chunk indices"),
+])
+def test_bad_chunks(chunks, match):
+    X = np.random.RandomState(0).randn(12, 2)
+    with pytest.raises(ValueError, match=match):
+        RCA().fit(X, chunks)
+
+
+def test_identical_chunklet_points_are_an_error():
+    X = np.ones((6, 2))
+    with pytest.raises(ValueError, match="all identical"):
+        RCA().fit(X, [0, 0, 1, 1, 2, 2])
+
+
+def test_bad_parameters():
+    X, chunks = _data()
+    with pytest.raises(ValueError, match="n_components=5 must be <= n_features=4"):
+        RCA(n_components=5).fit(X, chunks)
+    y = np.arange(60) % 3
+    with pytest.raises(ValueError, match="'chunk_size' parameter"):
+        RCA_Supervised(chunk_size=1).fit(X, y)
+    with pytest.raises(ValueError, match="'n_chunks' parameter"):
+        RCA_Supervised(n_chunks=0).fit(X, y)
