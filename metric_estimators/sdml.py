@@ -12,7 +12,9 @@ Differences from metric-learn 0.7.0 (same class names and parameters)
 * When the matrix ``S = prior covariance + balance_param * K`` handed to the
   graphical lasso is not positive definite -- the usual case for pairs drawn
   from labels, where dissimilar pairs outweigh similar ones -- metric-learn
-  warns and then fails ("There was a problem in SDML ...").  Here ``S`` is
+  warns and then fails ("There was a problem in SDML ..."; with
+  scikit-learn 1.7 it fails on every input, as it passes ``cov_init`` to
+  ``graphical_lasso``).  Here ``S`` is
   shifted by ``shift_ * I`` (the smallest shift making it PSD plus a margin
   of 10 % of the spread of its eigenvalues, see
   :func:`metric_estimators._problems.sdml.shift_to_pd`), which is the same as
