@@ -67,7 +67,7 @@ class MLKR(MahalanobisMixin, BaseEstimator):
         The learned ``L``.
     n_iter_ : int
         L-BFGS iterations run.
-    loss_curve_ : ndarray of shape (n_iter_,)
+    loss_curve_ : ndarray of shape (n_iter,)
         The objective after each iteration.
     n_features_in_ : int
     preprocessor_ : callable or None

@@ -239,10 +239,10 @@ class MMC(PairsClassifierMixin, _BaseMMC):
     components_ : ndarray of shape (n_features, n_features)
         ``L`` with ``A = L^T L``.
     n_iter_ : int
-    loss_curve_ : ndarray of shape (n_iter_,)
+    loss_curve_ : ndarray of shape (n_iter,)
         The objective after each iteration (full: the sum of dissimilar
         distances, increasing; diagonal: ``g(w)``, decreasing).
-    gap_curve_ : ndarray of shape (n_iter_,)
+    gap_curve_ : ndarray of shape (n_iter,)
         Full matrix only: the relative duality gap after each iteration.
     objective_ : float
         The final objective.
@@ -324,8 +324,7 @@ class MMC_Supervised(_BaseMMC):
 
     Parameters
     ----------
-    max_iter, max_proj, init, diagonal, diagonal_c, verbose, preprocessor, \
-    random_state
+    max_iter, max_proj, init, diagonal, diagonal_c, verbose, preprocessor, random_state
         As in :class:`MMC`; ``random_state`` also seeds the pair sampling.
         ``preprocessor`` is accepted for metric-learn compatibility; with an
         array, ``X`` may be 1-D indices into it.
@@ -336,8 +335,7 @@ class MMC_Supervised(_BaseMMC):
 
     Attributes
     ----------
-    components_, n_iter_, loss_curve_, gap_curve_, objective_, gap_, \
-    converged_, n_raised_, n_features_in_
+    components_, n_iter_, loss_curve_, gap_curve_, objective_, gap_, converged_, n_raised_, n_features_in_
         As in :class:`MMC`.
     pairs_ : ndarray of shape (n_pairs, 2)
         The drawn index pairs into ``X``.

@@ -65,7 +65,7 @@ class NCA(MahalanobisMixin, BaseEstimator):
         The learned linear map.
     n_iter_ : int
         L-BFGS-B iterations run.
-    loss_curve_ : ndarray of shape (n_iter_,)
+    loss_curve_ : ndarray of shape (n_iter,)
         NCA's objective ``f`` (maximised: expected number of correctly
         classified points) after each iteration.
     n_features_in_ : int

@@ -194,7 +194,7 @@ class SDML(PairsClassifierMixin, _BaseSDML):
         ``M0``.
     n_iter_ : int
         Graphical lasso iterations.
-    loss_curve_, dual_gap_curve_ : ndarray of shape (n_iter_,)
+    loss_curve_, dual_gap_curve_ : ndarray of shape (n_iter,)
         The graphical lasso's cost and dual gap per iteration.
     threshold_ : float
         Distance threshold of :meth:`predict`, calibrated on the training
@@ -266,8 +266,7 @@ class SDML_Supervised(_BaseSDML):
 
     Parameters
     ----------
-    balance_param, sparsity_param, prior, verbose, preprocessor, \
-    random_state, max_iter, tol
+    balance_param, sparsity_param, prior, verbose, preprocessor, random_state, max_iter, tol
         As in :class:`SDML`; ``random_state`` also seeds the pair sampling.
         With an array ``preprocessor``, ``X`` may be 1-D indices into it.
     n_constraints : int or None, default=None
@@ -275,8 +274,7 @@ class SDML_Supervised(_BaseSDML):
 
     Attributes
     ----------
-    components_, shift_, prior_, n_iter_, loss_curve_, dual_gap_curve_, \
-    n_features_in_
+    components_, shift_, prior_, n_iter_, loss_curve_, dual_gap_curve_, n_features_in_
         As in :class:`SDML`.
     pairs_ : ndarray of shape (n_pairs, 2)
         The drawn index pairs into ``X``.
