@@ -57,10 +57,12 @@ from .solvers.constrained import nonnegative_lbfgs, spectraplex_ascent
 __all__ = ["MMC", "MMC_Supervised"]
 
 _GAP = Column("Gap", ".3e")
-# Below this n_pairs * n_features^2, BLAS runs single-threaded: its threads
+# Between these n_pairs * n_features^2, BLAS runs single-threaded: its threads
 # do not pay off on products of this size and, on busy cores, spinning
 # threads made the digits fit 10-20 times slower (measured: 11 s -> 0.6 s).
-_SMALL_BLAS = 5e7
+# Below the lower bound BLAS does not start threads anyway, and the first
+# threadpool_limits call of a process costs 50-100 ms, more than such a fit.
+_TINY_BLAS, _SMALL_BLAS = 1e6, 5e7
 _STEP = Column("Step", ".3e")
 
 
@@ -125,7 +127,7 @@ class _BaseMMC(MahalanobisMixin, BaseEstimator):
             )
         A0 = prior_matrix(self.init, points, n_features, rng)
         self.n_raised_ = 0
-        small = V.shape[0] * n_features ** 2 < _SMALL_BLAS
+        small = _TINY_BLAS <= V.shape[0] * n_features ** 2 < _SMALL_BLAS
         with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
             if self.diagonal:
                 M = np.diag(self._solve_diagonal(V_sim, V_dis, A0, report))
