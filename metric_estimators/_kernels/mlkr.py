@@ -1,11 +1,12 @@
-"""Numba kernel of the MLKR loss and gradient, one row of points at a time.
+"""Numba kernel of the MLKR loss and gradient coefficients, one block of rows.
 
 Plain arrays in, plain arrays out; the formulas are those of
-:mod:`metric_estimators._problems.mlkr`.  Memory is ``O(n)`` per row (never
-an ``n x n`` matrix): each row ``i`` computes its kernel weights, its
-leave-one-out prediction and its gradient coefficients ``C_ij``, and
-accumulates ``sum_j C_ij (x_i - x_j)(x_i - x_j)^T`` through
-``rsum`` (``C 1 + C^T 1``) and ``T = sum_i x_i (sum_j C_ij x_j)^T``.
+:mod:`metric_estimators._problems.mlkr`.  The caller computes the block's
+inner products ``G = Z[rows] @ Z.T`` and, after this kernel, the product
+``C @ X`` with BLAS; the kernel does everything element-wise in one pass
+over the block: squared distances, the leave-one-out softmax weights, the
+predictions, the loss and the gradient coefficients ``C_ij``, written over
+``G`` in place, with their row and column sums.
 """
 
 import numpy as np
@@ -13,53 +14,52 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def mlkr_loss_grad(X, Z, y, want_grad):
-    """Loss, predictions and ``S = X^T (diag(rsum) - C - C^T) X``.
+def mlkr_block(G, sq, y, start, yhat, rsum, want_grad):
+    """Loss of the rows ``start:start + len(G)``; ``G`` becomes ``C``.
 
     Parameters
     ----------
-    X : ndarray of shape (n, d)
-    Z : ndarray of shape (n, r)
-        Embedded points ``X @ L.T``.
+    G : ndarray of shape (b, n)
+        ``Z[start:start + b] @ Z.T`` (embedded inner products); overwritten
+        by ``C_ij = d loss / d D_ij`` when ``want_grad`` (else left as is).
+    sq : ndarray of shape (n,)
+        Squared norms of the embedded points.
     y : ndarray of shape (n,)
+    start : int
+        Index of the block's first row.
+    yhat : ndarray of shape (n,)
+        Receives the leave-one-out predictions of the block's rows.
+    rsum : ndarray of shape (n,)
+        ``C 1 + C^T 1`` is accumulated into it.
     want_grad : bool
 
     Returns
     -------
     loss : float
-    yhat : ndarray of shape (n,)
-    S : ndarray of shape (d, d)
-        ``grad_L = 2 L S`` (zeros when ``want_grad`` is False).
+        Sum of the squared errors of the block's rows.
     """
-    n, d = X.shape
-    r = Z.shape[1]
-    yhat = np.empty(n)
-    rsum = np.zeros(n)
-    T = np.zeros((d, d))
-    w = np.empty(n)
-    c = np.empty(d)
+    b, n = G.shape
     loss = 0.0
-    for i in range(n):
+    for r in range(b):
+        i = start + r
+        row = G[r]
+        sqi = sq[i]
         m = np.inf
         for j in range(n):
-            if j == i:
-                w[j] = np.inf
-                continue
-            s = 0.0
-            for k in range(r):
-                t = Z[i, k] - Z[j, k]
-                s += t * t
-            w[j] = s
-            if s < m:
-                m = s
+            dij = sqi + sq[j] - 2.0 * row[j]
+            if dij < 0.0:
+                dij = 0.0
+            row[j] = dij
+            if j != i and dij < m:
+                m = dij
         tot = 0.0
         num = 0.0
         for j in range(n):
             if j == i:
-                w[j] = 0.0
+                row[j] = 0.0
                 continue
-            e = np.exp(m - w[j])
-            w[j] = e
+            e = np.exp(m - row[j])
+            row[j] = e
             tot += e
             num += e * y[j]
         yh = num / tot
@@ -68,32 +68,12 @@ def mlkr_loss_grad(X, Z, y, want_grad):
         loss += err * err
         if not want_grad:
             continue
-        for k in range(d):
-            c[k] = 0.0
         coef = -2.0 * err / tot
-        row = 0.0
+        s = 0.0
         for j in range(n):
-            if j == i:
-                continue
-            cij = coef * w[j] * (y[j] - yh)
-            row += cij
+            cij = coef * row[j] * (y[j] - yh)
+            row[j] = cij
+            s += cij
             rsum[j] += cij
-            for k in range(d):
-                c[k] += cij * X[j, k]
-        rsum[i] += row
-        for a in range(d):
-            xa = X[i, a]
-            for b in range(d):
-                T[a, b] += xa * c[b]
-    S = np.zeros((d, d))
-    if want_grad:
-        for i in range(n):
-            ri = rsum[i]
-            for a in range(d):
-                xa = ri * X[i, a]
-                for b in range(d):
-                    S[a, b] += xa * X[i, b]
-        for a in range(d):
-            for b in range(d):
-                S[a, b] -= T[a, b] + T[b, a]
-    return loss, yhat, S
+        rsum[i] += s
+    return loss
