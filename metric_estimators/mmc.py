@@ -125,7 +125,10 @@ class _BaseMMC(MahalanobisMixin, BaseEstimator):
                 "on similar pairs does not bound the metric (the MMC problem "
                 "is unbounded)."
             )
-        A0 = prior_matrix(self.init, points, n_features, rng)
+        try:
+            A0 = prior_matrix(self.init, points, n_features, rng)
+        except (TypeError, ValueError) as exc:  # name MMC's parameter: init
+            raise type(exc)(str(exc).replace("prior", "init")) from None
         self.n_raised_ = 0
         small = _TINY_BLAS <= V.shape[0] * n_features ** 2 < _SMALL_BLAS
         with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():

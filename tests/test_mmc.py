@@ -160,3 +160,14 @@ def test_supervised_is_mmc_on_drawn_pairs(iris):
     diag = MMC_Supervised(diagonal=True, random_state=0).fit(X, y)
     A = diag.get_mahalanobis_matrix()
     np.testing.assert_allclose(A, np.diag(np.diag(A)))
+
+
+@pytest.mark.parametrize("init, match", [
+    (np.diag([1.0, -1.0, 1.0]), "init must be positive definite"),
+    (np.eye(2), "init"),
+    (np.full((3, 3), np.nan), "init contains NaN"),
+])
+def test_bad_init_names_init(init, match):
+    pairs, y = small_pairs()
+    with pytest.raises((ValueError, TypeError), match=match):
+        MMC(init=init).fit(pairs, y)
