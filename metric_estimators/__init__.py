@@ -35,15 +35,17 @@ from .covariance import Covariance  # noqa: E402
 from .lfda import LFDA  # noqa: E402
 from .nca import NCA  # noqa: E402
 from .rca import RCA, RCA_Supervised  # noqa: E402
+from .mlkr import MLKR  # noqa: E402
+from .mmc import MMC, MMC_Supervised  # noqa: E402
+from .sdml import SDML, SDML_Supervised  # noqa: E402
 
-__all__ += ["NCA", "LFDA", "RCA", "RCA_Supervised", "Covariance"]
+__all__ += ["NCA", "LFDA", "RCA", "RCA_Supervised", "Covariance", "MLKR",
+            "MMC", "MMC_Supervised", "SDML", "SDML_Supervised"]
 
 # metric-learn names that have no learner here yet: a clear ImportError that
 # points to the migration page instead of Python's bare "cannot import name"
 _NOT_YET = frozenset({
-    "MLKR", "MMC", "MMC_Supervised",
-    "SDML", "SDML_Supervised", "LSML", "LSML_Supervised", "SCML",
-    "SCML_Supervised",
+    "LSML", "LSML_Supervised", "SCML", "SCML_Supervised",
 })
 
 

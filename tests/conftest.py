@@ -52,10 +52,15 @@ from metric_estimators import (
     RCA,
     Covariance,
     CorrelationClustering,
+    MLKR,
+    MMC,
+    SDML,
     ITML_Supervised,
     MetricNearness,
+    MMC_Supervised,
     ProjectAndForget,
     RCA_Supervised,
+    SDML_Supervised,
 )
 from metric_estimators.ranking import make_ordinal
 
@@ -271,6 +276,14 @@ _ITML_EXPECTED = {
     ),
 }
 
+
+
+def _pairs_expected(name, supervised):
+    """:data:`_ITML_EXPECTED`, worded for another pairs learner."""
+    return {check: why.replace("ITML_Supervised", supervised).replace(
+        "ITML", name) for check, why in _ITML_EXPECTED.items()}
+
+
 _MATRIX_EXPECTED = {
     "check_positive_only_tag_during_fit": (
         "MetricNearness is tagged positive_only (D must be non-negative) and "
@@ -331,6 +344,19 @@ REGISTRY = [
             expected_failed_checks=_ITML_EXPECTED),
     Learner("ITML_Supervised", ITML_Supervised, "supervised",
             dict(random_state=0, max_iter=200)),
+    Learner("MLKR", MLKR, "supervised", dict(random_state=0, max_iter=30)),
+    Learner("MMC", MMC, "pairs", dict(random_state=0),
+            expected_failed_checks=_pairs_expected("MMC", "MMC_Supervised")),
+    Learner("MMC-diagonal", MMC, "pairs", dict(diagonal=True, random_state=0),
+            expected_failed_checks=_pairs_expected("MMC", "MMC_Supervised")),
+    Learner("MMC_Supervised", MMC_Supervised, "supervised",
+            dict(random_state=0)),
+    Learner("MMC_Supervised-diagonal", MMC_Supervised, "supervised",
+            dict(diagonal=True, random_state=0)),
+    Learner("SDML", SDML, "pairs", dict(random_state=0),
+            expected_failed_checks=_pairs_expected("SDML", "SDML_Supervised")),
+    Learner("SDML_Supervised", SDML_Supervised, "supervised",
+            dict(random_state=0)),
     Learner("OMDML", OMDML, "supervised", {},
             iterative_params=dict(solver="lbfgs")),
     Learner("OMDML-lbfgs", OMDML, "supervised", dict(solver="lbfgs")),

@@ -74,7 +74,30 @@ LEARNERS = {
         "ours": ("metric_estimators", "Covariance"),
         "metric_learn": ("metric_learn", "Covariance"),
     },
-    # l13b: MLKR (task "regression"), MMC_Supervised, SDML_Supervised
+    "MLKR": {
+        "task": "regression",
+        "defaults": {"random_state": 0},
+        "ours": ("metric_estimators", "MLKR"),
+        "metric_learn": ("metric_learn", "MLKR"),
+    },
+    "MMC_Supervised": {
+        "task": "classification",
+        "defaults": {"random_state": 0},
+        "ours": ("metric_estimators", "MMC_Supervised"),
+        "metric_learn": ("metric_learn", "MMC_Supervised"),
+    },
+    "MMC_Supervised-diagonal": {
+        "task": "classification",
+        "defaults": {"random_state": 0, "diagonal": True},
+        "ours": ("metric_estimators", "MMC_Supervised"),
+        "metric_learn": ("metric_learn", "MMC_Supervised"),
+    },
+    "SDML_Supervised": {
+        "task": "classification",
+        "defaults": {"random_state": 0},
+        "ours": ("metric_estimators", "SDML_Supervised"),
+        "metric_learn": ("metric_learn", "SDML_Supervised"),
+    },
     "LMNN": {
         "task": "classification",
         "defaults": {"n_neighbors": 3, "random_state": 0},

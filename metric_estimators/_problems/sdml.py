@@ -1,0 +1,58 @@
+"""The SDML problem (Qi, Tang, Zha, Chua & Zhang, ICML 2009), on pairs.
+
+Sparse Distance Metric Learning looks for a sparse precision-like matrix
+``M`` close to a prior ``M0`` (in LogDet divergence) with small distances
+between similar and large distances between dissimilar pairs::
+
+    minimise  tr(M P) - log det M + eta * sum_c y_c d_M(x_c, x'_c)^2
+              + lambda * ||M||_1 (off-diagonal)
+
+with ``P = M0^{-1}``, ``eta = balance_param`` and ``lambda =
+sparsity_param``.  As ``sum_c y_c d_M^2 = tr(M K)``, ``K = sum_c y_c v_c
+v_c^T``, this is the graphical lasso with the "empirical covariance"
+``S = P + eta K`` (:func:`sklearn.covariance.graphical_lasso`).
+
+``S`` is not PSD as soon as the dissimilar pairs outweigh the similar ones
+(``K`` has negative eigenvalues), which is the usual case for pairs drawn
+from labels: then the unpenalised problem is unbounded and the graphical
+lasso fails (metric-learn 0.7.0 stops with an error).  :func:`shift_to_pd`
+adds ``tau * I`` to ``S`` -- equivalently ``tau * tr(M)`` to the objective, or
+``tau * I`` to the prior covariance ``P`` -- with ``tau`` the smallest shift
+that makes ``S`` PSD plus a margin of ``SHIFT_MARGIN`` times the spread of
+its eigenvalues, so that the smallest eigenvalue of the shifted ``S`` is
+``SHIFT_MARGIN * (lambda_max - lambda_min)``.  ``S`` that is already
+positive definite is left as it is (``tau = 0``).
+"""
+
+import numpy as np
+
+__all__ = ["SHIFT_MARGIN", "sdml_covariance", "shift_to_pd"]
+
+#: smallest eigenvalue of a shifted S, relative to the spread of S's spectrum
+SHIFT_MARGIN = 0.1
+#: S is positive definite enough when lambda_min > PD_TOL * lambda_max
+PD_TOL = 1e-8
+
+
+def sdml_covariance(V, y, P, balance_param):
+    """``S = P + balance_param * sum_c y_c v_c v_c^T``."""
+    K = (V.T * y.astype(np.float64)) @ V
+    S = P + balance_param * K
+    return (S + S.T) / 2.0
+
+
+def shift_to_pd(S):
+    """``(S + tau I, tau, eigenvalues of S)``: the documented diagonal shift.
+
+    ``tau = 0`` when ``S`` is positive definite (smallest eigenvalue above
+    ``PD_TOL`` times the largest); else ``tau = -lambda_min + SHIFT_MARGIN *
+    (lambda_max - lambda_min)``.
+    """
+    w = np.linalg.eigvalsh(S)
+    if w[0] > PD_TOL * max(abs(w[-1]), np.finfo(float).tiny):
+        return S, 0.0, w
+    spread = w[-1] - w[0]
+    if spread <= 0:  # S = c I with c <= 0
+        spread = max(abs(w[0]), 1.0)
+    tau = float(-w[0] + SHIFT_MARGIN * spread)
+    return S + tau * np.eye(S.shape[0]), tau, w

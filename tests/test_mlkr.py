@@ -1,0 +1,113 @@
+"""MLKR: the loss and gradient against a plain-numpy reference, finite
+differences, and the estimator's behaviour."""
+
+import numpy as np
+import pytest
+from scipy.optimize import check_grad
+from sklearn.exceptions import ConvergenceWarning
+
+from metric_estimators import MLKR
+from metric_estimators._problems.mlkr import MLKRObjective
+
+
+def reference_loss_grad(L, X, y):
+    """The paper's formulas with dense n x n x d arrays (small n only)."""
+    diff = X[:, None, :] - X[None, :, :]               # (n, n, d)
+    Ld = diff @ L.T                                     # (n, n, r)
+    D = np.sum(Ld ** 2, axis=2)
+    K = np.exp(-D)
+    np.fill_diagonal(K, 0.0)
+    W = K / K.sum(axis=1, keepdims=True)
+    yhat = W @ y
+    err = yhat - y
+    loss = np.sum(err ** 2)
+    # d loss / d D_ij, then dD_ij / dL = 2 L (x_i - x_j)(x_i - x_j)^T
+    C = -2.0 * err[:, None] * W * (y[None, :] - yhat[:, None])
+    grad = 2.0 * L @ np.einsum("ij,ijk,ijl->kl", C, diff, diff)
+    return loss, grad, yhat
+
+
+@pytest.fixture
+def problem():
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 4)
+    y = np.sin(X[:, 0]) + 0.1 * rng.randn(40)
+    L = 0.7 * rng.randn(2, 4)
+    return X, y, L
+
+
+def test_loss_and_gradient_match_reference(problem):
+    X, y, L = problem
+    obj = MLKRObjective(X, y, 2)
+    loss, grad = obj(L.ravel())
+    ref_loss, ref_grad, ref_yhat = reference_loss_grad(L, X, y)
+    np.testing.assert_allclose(loss, ref_loss, rtol=1e-10)
+    np.testing.assert_allclose(grad.reshape(L.shape), ref_grad, rtol=1e-8,
+                               atol=1e-10)
+    np.testing.assert_allclose(obj.predictions(L), ref_yhat, rtol=1e-10)
+
+
+def test_gradient_finite_differences(problem):
+    X, y, L = problem
+    obj = MLKRObjective(X, y, 2)
+    err = check_grad(lambda f: obj(f)[0], lambda f: obj(f)[1], L.ravel(),
+                     epsilon=1e-6)
+    assert err < 1e-5 * max(1.0, np.linalg.norm(obj(L.ravel())[1]))
+    # and the reference itself agrees with finite differences
+    err_ref = check_grad(
+        lambda f: reference_loss_grad(f.reshape(L.shape), X, y)[0],
+        lambda f: reference_loss_grad(f.reshape(L.shape), X, y)[1].ravel(),
+        L.ravel(), epsilon=1e-6)
+    assert err_ref < 1e-5 * max(1.0, np.linalg.norm(obj(L.ravel())[1]))
+
+
+def test_far_apart_points_stay_finite():
+    """exp(-D) underflows to 0 for every pair here; the softmax shift keeps
+    the predictions (the nearest neighbour's target) finite."""
+    X = np.array([[0.0], [100.0], [250.0], [450.0]])
+    y = np.array([1.0, 2.0, 3.0, 4.0])
+    obj = MLKRObjective(X, y, 1)
+    loss, grad = obj(np.array([1.0]))
+    assert np.isfinite(loss) and np.all(np.isfinite(grad))
+    np.testing.assert_allclose(obj.predictions(np.array([[1.0]])),
+                               [2.0, 1.0, 2.0, 3.0])
+
+
+def test_fit_decreases_loss_and_finds_relevant_feature():
+    rng = np.random.RandomState(0)
+    X = rng.randn(80, 3)
+    y = np.sin(2 * X[:, 0])
+    mlkr = MLKR(random_state=0).fit(X, y)
+    obj = MLKRObjective(X, y, 3)
+    assert obj(mlkr.components_.ravel())[0] < obj(np.eye(3).ravel())[0]
+    w = np.linalg.norm(mlkr.components_, axis=0)
+    assert w[0] > 2 * max(w[1], w[2])
+    assert mlkr.n_iter_ == len(mlkr.loss_curve_)
+    assert mlkr.loss_curve_[-1] <= mlkr.loss_curve_[0]
+
+
+def test_n_components_and_init():
+    rng = np.random.RandomState(1)
+    X, y = rng.randn(30, 4), rng.randn(30)
+    with pytest.warns(ConvergenceWarning):
+        est = MLKR(n_components=2, max_iter=5).fit(X, y)
+    assert est.components_.shape == (2, 4)
+    L0 = rng.randn(2, 4)
+    est = MLKR(init=L0, n_components=2, max_iter=1)
+    with pytest.warns(ConvergenceWarning):
+        est.fit(X, y)
+    assert est.components_.shape == (2, 4)
+    with pytest.raises(ValueError, match="n_components=5 must be <= n_features=4"):
+        MLKR(n_components=5).fit(X, y)
+    with pytest.raises(ValueError, match="'init' parameter"):
+        MLKR(init="lda").fit(X, y)
+
+
+def test_verbose_table(capsys):
+    rng = np.random.RandomState(2)
+    X, y = rng.randn(20, 2), rng.randn(20)
+    with pytest.warns(ConvergenceWarning):
+        MLKR(verbose=2, max_iter=3).fit(X, y)
+    out = capsys.readouterr().out
+    assert "[MLKR]  Iteration      Objective" in out
+    assert "[MLKR] 20 points, 2 features, 2 components" in out
