@@ -301,7 +301,7 @@ class MMC(PairsClassifierMixin, _BaseMMC):
         """
         report = FitReport(self, (ITERATION, OBJECTIVE, _GAP, _STEP),
                            verbose=self.verbose)
-        pts = validate_pairs(pairs, self.preprocessor)
+        pts = validate_pairs(pairs, self._check_preprocessor())
         y = validate_pair_labels(y, pts.shape[0])
         if calibration_params is not None and not isinstance(calibration_params, dict):
             raise TypeError(

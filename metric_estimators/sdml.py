@@ -239,7 +239,7 @@ class SDML(PairsClassifierMixin, _BaseSDML):
         """
         report = FitReport(self, (ITERATION, OBJECTIVE, _DUAL_GAP),
                            verbose=self.verbose)
-        pts = validate_pairs(pairs, self.preprocessor)
+        pts = validate_pairs(pairs, self._check_preprocessor())
         y = validate_pair_labels(y, pts.shape[0])
         if calibration_params is not None and not isinstance(calibration_params, dict):
             raise TypeError(
