@@ -31,12 +31,16 @@ from .project_and_forget import ProjectAndForget  # noqa: E402
 
 __all__ += ["MetricNearness", "CorrelationClustering", "ProjectAndForget"]
 
+from .lsml import LSML, LSML_Supervised  # noqa: E402
+from .scml import SCML, SCML_Supervised  # noqa: E402
+
+__all__ += ["SCML", "SCML_Supervised", "LSML", "LSML_Supervised"]
+
 # metric-learn names that have no learner here yet: a clear ImportError that
 # points to the migration page instead of Python's bare "cannot import name"
 _NOT_YET = frozenset({
     "NCA", "LFDA", "MLKR", "RCA", "RCA_Supervised", "MMC", "MMC_Supervised",
-    "SDML", "SDML_Supervised", "LSML", "LSML_Supervised", "SCML",
-    "SCML_Supervised", "Covariance",
+    "SDML", "SDML_Supervised", "Covariance",
 })
 
 
