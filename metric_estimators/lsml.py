@@ -198,9 +198,9 @@ or (n_quadruplets, 4) indices if the estimator has a ``preprocessor``
         self
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
-        check_no_tuple_labels(y, self, "quadruplet")
         self._check_preprocessor()
         pts = validate_tuples(quadruplets, 4, self.preprocessor_)
+        check_no_tuple_labels(y, self, "quadruplet")
         rng = check_random_state(self.random_state)
         n_features = pts.shape[2]
         points = (np.unique(pts.reshape(-1, n_features), axis=0)

@@ -267,14 +267,14 @@ class SCML(TripletsClassifierMixin, _BaseSCML):
         self
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
+        self._check_preprocessor()
+        pts = validate_tuples(triplets, 3, self.preprocessor_)
         check_no_tuple_labels(y, self, "triplet")
         if isinstance(self.basis, str) and self.basis == "lda":
             raise ValueError(
                 "basis='lda' needs class labels: use it with SCML_Supervised, "
                 "or pass basis='triplet_diffs' or an array."
             )
-        self._check_preprocessor()
-        pts = validate_tuples(triplets, 3, self.preprocessor_)
         points, idx = unique_points(pts)
         rng = check_random_state(self.random_state)
         basis = self._basis(points, idx, None, None, rng)
@@ -368,6 +368,11 @@ class SCML_Supervised(_BaseSCML):
             raise ValueError(
                 f"SCML_Supervised needs samples of at least 2 classes in y; "
                 f"got {classes.size} class."
+            )
+        if np.unique(y, return_counts=True)[1].max() < 2:
+            raise ValueError(
+                "SCML_Supervised needs same-class neighbours, but every class "
+                "has a single sample."
             )
         # a class too small for k_genuine / k_impostor: a warning, and the
         # neighbours it has

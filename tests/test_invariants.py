@@ -50,8 +50,9 @@ def fitted(name):
         return est.fit(*entry.data())
 
 
-LEARNERS = [e.name for e in learners("supervised", "pairs")] + [
-    e.name + _REDUCED for e in learners("supervised", "pairs")
+_LINEAR = ("supervised", "pairs", "triplets", "quadruplets")
+LEARNERS = [e.name for e in learners(*_LINEAR)] + [
+    e.name + _REDUCED for e in learners(*_LINEAR)
     if e.has_param("n_components")
 ]
 

@@ -40,7 +40,8 @@ def gradient_descent(value, gradient, x0, *, max_iter, tol, report=None,
     holds (``+inf`` never does).  The run stops when an accepted step lowers
     ``f`` by at most ``tol`` times ``max(|f|, 1)`` (converged), when no step
     can be found (converged: the gradient is numerically zero), or after
-    ``max_iter`` iterations (not converged).
+    ``max_iter`` iterations (not converged).  ``n_iter`` counts the
+    gradients taken (an iteration that finds no step counts).
 
     Parameters
     ----------
@@ -70,7 +71,7 @@ def gradient_descent(value, gradient, x0, *, max_iter, tol, report=None,
         gg = float(np.sum(g * g))
         if gg == 0.0:
             result.converged, result.message = True, "zero gradient"
-            result.n_iter = it - 1
+            result.n_iter = it
             break
         step = 1.0 / np.sqrt(gg) if step is None else 2.0 * step
         for _ in range(MAX_HALVINGS):
@@ -81,7 +82,7 @@ def gradient_descent(value, gradient, x0, *, max_iter, tol, report=None,
             step /= 2.0
         else:
             result.converged, result.message = True, "no descent step found"
-            result.n_iter = it - 1
+            result.n_iter = it
             break
         decrease = f - f_new
         x, f = x_new, f_new
