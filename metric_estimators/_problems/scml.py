@@ -54,11 +54,21 @@ def _unit_rows(B):
 
 
 def triplet_diffs_basis(points, triplets, n_basis, rng):
-    """Unit differences ``x_a - x_b`` and ``x_a - x_c`` drawn from the triplets.
+    """Discriminative directions of the triplets, then unit differences drawn from them.
 
-    Distinct non-zero differences are drawn uniformly without replacement
-    (at most ``n_basis``; fewer if the triplets have fewer).
+    The first ``n_features`` elements are the generalised eigenvectors of
+    the scatter of the far differences ``x_a - x_c`` against the (shrunk)
+    scatter of the near differences ``x_a - x_b`` -- the directions along
+    which the triplets want distances large relative to small, the
+    triplet analogue of the LDA basis; they let the non-negative
+    combination single out a subspace even when raw differences are
+    dominated by noise.  The rest are distinct non-zero differences ``x_a -
+    x_b`` / ``x_a - x_c`` drawn uniformly without replacement, made unit
+    (at most ``n_basis`` elements in all).
     """
+    near = points[triplets[:, 0]] - points[triplets[:, 1]]
+    far = points[triplets[:, 0]] - points[triplets[:, 2]]
+    dirs = [_contrast_directions(far, near)]
     diffs = np.concatenate((triplets[:, [0, 1]], triplets[:, [0, 2]]))
     diffs = np.unique(np.sort(diffs, axis=1), axis=0)
     diffs = diffs[diffs[:, 0] != diffs[:, 1]]
@@ -67,9 +77,24 @@ def triplet_diffs_basis(points, triplets, n_basis, rng):
             "basis='triplet_diffs' needs triplets of distinct points; every "
             "triplet given joins identical points."
         )
-    if diffs.shape[0] > n_basis:
-        diffs = diffs[np.sort(rng.choice(diffs.shape[0], n_basis, replace=False))]
-    return _unit_rows(points[diffs[:, 0]] - points[diffs[:, 1]])
+    n_draw = max(n_basis - dirs[0].shape[0], 0)
+    if diffs.shape[0] > n_draw:
+        diffs = diffs[np.sort(rng.choice(diffs.shape[0], n_draw, replace=False))]
+    dirs.append(points[diffs[:, 0]] - points[diffs[:, 1]])
+    return _unit_rows(np.concatenate(dirs))[:n_basis]
+
+
+def _contrast_directions(far, near, shrinkage=LDA_SHRINKAGE):
+    """Generalised eigenvectors (rows, largest first) of ``far^T far`` against ``near^T near``."""
+    d = far.shape[1]
+    Sf = far.T @ far / far.shape[0]
+    Sn = near.T @ near / near.shape[0]
+    scale = np.trace(Sn) / d
+    if not scale > 0:
+        scale = 1.0
+    Sn = (1 - shrinkage) * Sn + shrinkage * scale * np.eye(d)
+    _, V = linalg.eigh(Sf, Sn, check_finite=False)
+    return V[:, ::-1].T
 
 
 def lda_basis(X, y, n_basis, rng):
