@@ -481,3 +481,24 @@ def test_scml_supervised_uses_knn_triplets(iris):
 def test_registry_covers_the_tuple_kinds():
     assert {e.name for e in learners("triplets")} == {"SCML"}
     assert {e.name for e in learners("quadruplets")} == {"LSML"}
+
+
+def test_parallel_and_serial_hinges_are_bit_identical():
+    from metric_estimators._kernels.scml import triplet_hinges, triplet_hinges_parallel
+
+    rng = np.random.RandomState(0)
+    P = rng.randn(50, 9)
+    T = rng.randint(0, 50, (400, 3))
+    w = np.abs(rng.randn(9))
+    assert triplet_hinges(P, T, w).tobytes() == triplet_hinges_parallel(P, T, w).tobytes()
+
+
+def test_unique_points_maps_exactly():
+    rng = np.random.RandomState(0)
+    X = rng.randn(15, 4)
+    X[3] = -0.0 * X[3]  # signed zeros
+    X[4] = 0.0 * X[4]
+    T = rng.randint(0, 15, (60, 3))
+    points, idx = unique_points(X[T])
+    np.testing.assert_array_equal(points[idx], X[T] + 0.0)
+    assert points.shape[0] == np.unique(X[np.unique(T)] + 0.0, axis=0).shape[0]

@@ -8,7 +8,7 @@ nothing about the optimiser.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 _OPTS = dict(cache=True, nogil=True)
 _FAST = dict(_OPTS, fastmath={"reassoc", "contract"})
@@ -26,7 +26,7 @@ def _quad_form(M, v):
     return s if s > 0.0 else 0.0
 
 
-@njit(parallel=True, **_FAST)
+@njit(**_FAST)
 def quadruplet_residuals(V, U, M, weights, coef_v, coef_u):
     """Loss terms and gradient coefficients of every quadruplet.
 
@@ -35,12 +35,14 @@ def quadruplet_residuals(V, U, M, weights, coef_v, coef_u):
     U_q U_q^T)``: ``coef_v = w r / d_ab`` and ``coef_u = w r / d_cd`` for
     active quadruplets (``r > 0``), 0 otherwise (a zero distance, where
     the square root is not differentiable, has a zero difference vector
-    or lies in the null space of ``M`` and contributes 0).  One thread per
-    quadruplet: the result does not depend on the number of threads.
+    or lies in the null space of ``M`` and contributes 0).  Serial: the
+    quadruplet sets of LSML are small (thousands), and a parallel kernel's
+    thread-pool start-up (about 0.3 s, seconds on a busy machine) would
+    cost more than it saves.
     """
     n = V.shape[0]
     loss = np.empty(n)
-    for q in prange(n):
+    for q in range(n):
         dab = np.sqrt(_quad_form(M, V[q]))
         dcd = np.sqrt(_quad_form(M, U[q]))
         r = dab - dcd

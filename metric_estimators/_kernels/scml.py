@@ -52,12 +52,33 @@ def triplet_batch_gradient(P, triplets, batch, w, grad):
     return n_active
 
 
-@njit(parallel=True, **_FAST)
+@njit(**_FAST)
 def triplet_hinges(P, triplets, w):
+    """Hinge ``max(0, 1 + w . phi_t)`` of every triplet (serial)."""
+    n = triplets.shape[0]
+    K = P.shape[1]
+    out = np.empty(n)
+    for t in range(n):
+        a = triplets[t, 0]
+        b = triplets[t, 1]
+        c = triplets[t, 2]
+        margin = 1.0
+        for k in range(K):
+            pa = P[a, k]
+            u = pa - P[b, k]
+            v = pa - P[c, k]
+            margin += w[k] * (u * u - v * v)
+        out[t] = margin if margin > 0.0 else 0.0
+    return out
+
+
+@njit(parallel=True, **_FAST)
+def triplet_hinges_parallel(P, triplets, w):
     """Hinge ``max(0, 1 + w . phi_t)`` of every triplet (parallel over triplets).
 
     Each triplet's value is computed by one thread in a fixed order, so the
-    result does not depend on the number of threads.
+    result equals :func:`triplet_hinges`' whatever the number of threads.
+    Worth its thread-pool start-up only for large problems.
     """
     n = triplets.shape[0]
     K = P.shape[1]
