@@ -291,6 +291,11 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     learner's ``fit`` must set ``components_`` and ``n_features_in_``.  It is
     a :class:`BaseMetricLearner` (hence a scikit-learn ``BaseEstimator``), so
     ``class MyLearner(MahalanobisMixin)`` is a complete estimator base.
+
+    Parameters
+    ----------
+    preprocessor : array-like of shape (n_samples, n_features), callable or None, default=None
+        See :class:`BaseMetricLearner`.
     """
 
     @property
