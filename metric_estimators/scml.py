@@ -144,13 +144,12 @@ class _BaseSCML(MahalanobisMixin, BaseEstimator):
         report.finish(f"{self.n_iter_} iterations, best at {self.best_iter_}, "
                       f"{np.count_nonzero(w)} non-zero weights")
         if old - new > STILL_DECREASING * max(abs(old), 1e-300):
+            last = result.checkpoints[-2] if len(result.checkpoints) > 1 else 0
             convergence_warning(
-                self, max_iter=self.max_iter, history=history, window=1,
-                unit="iterations",
-                detail=(f"the objective still fell by more than "
-                        f"{STILL_DECREASING:.0%} over the last "
-                        f"{self.max_iter - result.checkpoints[-2] if len(result.checkpoints) > 1 else self.max_iter} "
-                        "iterations"),
+                self, max_iter=self.max_iter,
+                detail=(f"the objective fell by {100 * (old - new) / old:.3g} % "
+                        f"over the last {self.max_iter - last} iterations "
+                        f"(more than {STILL_DECREASING:.0%})"),
                 stacklevel=5)
         if not np.any(w):
             warnings.warn(
