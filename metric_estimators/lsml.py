@@ -29,6 +29,7 @@ Differences from metric-learn 0.7.0 (same class names and parameters)
   so a ``y`` is an error; pass ``weights`` by keyword.
 """
 
+from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
@@ -36,6 +37,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
+from threadpoolctl import threadpool_limits
 
 from ._problems.logdet import prior_matrix
 from ._problems.lsml import QuadrupletResidualProblem, check_quadruplet_weights
@@ -51,6 +53,8 @@ from .solvers.descent import gradient_descent
 
 __all__ = ["LSML", "LSML_Supervised"]
 
+#: Up to this many features the solver runs with one BLAS thread.
+SMALL_FEATURES = 512
 TABLE_COLUMNS = (ITERATION, OBJECTIVE, Column("Active", "d"),
                  Column("Step", ".3e"))
 
@@ -83,9 +87,14 @@ class _BaseLSML(MahalanobisMixin, BaseEstimator):
         w = check_quadruplet_weights(weights, V.shape[0])
         report.phase(f"{V.shape[0]} quadruplets, {n_features} features")
         problem = QuadrupletResidualProblem(V, U, w, M0)
-        result = gradient_descent(
-            problem.value, problem.gradient, M0, max_iter=self.max_iter,
-            tol=self.tol, report=report, extra=lambda: (problem.n_active,))
+        # small dense matrices (Cholesky, inverse of d x d): one BLAS thread;
+        # spinning threads make them many times slower on a busy machine
+        blas = (threadpool_limits(limits=1, user_api="blas")
+                if n_features <= SMALL_FEATURES else nullcontext())
+        with blas:
+            result = gradient_descent(
+                problem.value, problem.gradient, M0, max_iter=self.max_iter,
+                tol=self.tol, report=report, extra=lambda: (problem.n_active,))
         M = result.x
         if not np.all(np.isfinite(M)):  # defensive: never store a NaN metric
             raise FloatingPointError("LSML produced a non-finite matrix; "
