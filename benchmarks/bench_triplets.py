@@ -29,7 +29,9 @@ NOTES = (
     "on `n_triplets` such triplets of training points passed as an array of "
     "points (n, 3, d). Default parameters of both libraries, `random_state=0`. "
     "× metric-learn: our fit time / metric-learn's on the same row key. "
-    "With `--repeat N` the smallest fit time is kept.",
+    "With `--repeat N` the smallest fit time is kept. fit CPU: CPU seconds of "
+    "all the worker's threads during `fit` (rows measured since it was added): "
+    "on a busy machine (see load 1m) wall time is mostly waiting.",
 )
 
 
@@ -50,6 +52,7 @@ def render(rows, stem):
         Column("fit time (s)", lambda r: None if r["impl"] == "euclidean" else r.get("fit_time"),
                "{:.3f}"),
         Column("× metric-learn", ratio, "{:.3f}"),
+        Column("fit CPU (s)", "fit_cpu_time", "{:.3f}"),
         Column("3-NN accuracy", "accuracy", "{:.4f}"),
         Column("triplet accuracy", "triplet_accuracy", "{:.4f}"),
         Column("peak RSS (MB)", "peak_rss_mb", "{:.0f}"),
