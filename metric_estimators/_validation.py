@@ -30,6 +30,8 @@ __all__ = [
     "validate_ordered_points",
     "validate_pair_labels",
     "validate_pairs",
+    "validate_tuples",
+    "check_no_tuple_labels",
     "validate_points",
 ]
 
@@ -236,27 +238,49 @@ def apply_preprocessor(fn, indices, name):
     return points.astype(np.float64, copy=False)
 
 
-def validate_pairs(pairs, preprocessor=None, *, n_features=None, name="pairs"):
-    """Validate pairs of points and return a float array (n_pairs, 2, n_features).
+_TUPLE_WORDS = {2: "pair", 3: "triplet", 4: "quadruplet"}
+
+
+def validate_tuples(tuples, n_points_per_tuple, preprocessor=None, *,
+                    n_features=None, name=None):
+    """Validate tuples of points and return a float array (n_tuples, t, n_features).
+
+    The one validator of weak supervision given as tuples: pairs (``t = 2``),
+    triplets (``t = 3``) and quadruplets (``t = 4``).
 
     Parameters
     ----------
-    pairs : array-like of shape (n_pairs, 2, n_features) or (n_pairs, 2)
+    tuples : array-like of shape (n_tuples, t, n_features) or (n_tuples, t)
         Either the points themselves, or indices into the data given by
         ``preprocessor``.
+    n_points_per_tuple : int
+        ``t``, the number of points of each tuple.
     preprocessor : array-like of shape (n_samples, n_features), callable or None
-        If an array, ``pairs`` of shape (n_pairs, 2) are row indices into it.
-        If a callable, it is called with a 1-D integer array of indices and
-        must return the corresponding points as a 2-D array.
+        If an array, tuples of shape (n_tuples, t) are row indices into it.
+        If a callable, it is called with a 1-D array of indices and must
+        return the corresponding points as a 2-D array.
     n_features : int or None
         Expected number of features (the fitted ``n_features_in_``).
+    name : str or None
+        The argument's name in messages; default ``"pairs"``, ``"triplets"``
+        or ``"quadruplets"``.
+
+    Returns
+    -------
+    tuples : ndarray of float64, shape (n_tuples, t, n_features)
     """
-    if sparse.issparse(pairs):
+    t = int(n_points_per_tuple)
+    word = _TUPLE_WORDS.get(t, f"{t}-tuple")
+    if name is None:
+        name = word + "s"
+    shape3 = f"(n_{word}s, {t}, n_features)"
+    shape2 = f"(n_{word}s, {t})"
+    if sparse.issparse(tuples):
         raise TypeError(
-            f"{name} must be a dense array of shape (n_pairs, 2, n_features) "
-            "or (n_pairs, 2); sparse input is not supported."
+            f"{name} must be a dense array of shape {shape3} "
+            f"or {shape2}; sparse input is not supported."
         )
-    arr = np.asarray(pairs)
+    arr = np.asarray(tuples)
     if arr.dtype.kind in "OUS" and not (
         arr.ndim == 2 and callable(preprocessor)
     ):
@@ -268,28 +292,28 @@ def validate_pairs(pairs, preprocessor=None, *, n_features=None, name="pairs"):
         raise TypeError(f"{name} must be real, got complex values.")
     fn = resolve_preprocessor(preprocessor)
     if arr.ndim == 2 and fn is not None:
-        if arr.shape[1] != 2:
+        if arr.shape[1] != t:
             raise ValueError(
-                f"{name} given as indices must have shape (n_pairs, 2), "
+                f"{name} given as indices must have shape {shape2}, "
                 f"got {arr.shape}."
             )
         if isinstance(fn, ArrayIndexer):
             arr = check_indices(arr, name, fn.n_samples)
         points = apply_preprocessor(fn, arr.ravel(), name)
-        arr = points.reshape(arr.shape[0], 2, points.shape[1])
+        arr = points.reshape(arr.shape[0], t, points.shape[1])
     elif arr.ndim == 2:
         raise ValueError(
-            f"{name} of shape {arr.shape} look like index pairs, but no "
-            "preprocessor was given; pass pairs of points of shape "
-            "(n_pairs, 2, n_features) or set preprocessor=X."
+            f"{name} of shape {arr.shape} look like index {word}s, but no "
+            f"preprocessor was given; pass {word}s of points of shape "
+            f"{shape3} or set preprocessor=X."
         )
-    elif arr.ndim != 3 or arr.shape[1] != 2:
+    elif arr.ndim != 3 or arr.shape[1] != t:
         raise ValueError(
-            f"{name} must have shape (n_pairs, 2, n_features), or (n_pairs, 2) "
+            f"{name} must have shape {shape3}, or {shape2} "
             f"with a preprocessor; got shape {arr.shape}."
         )
     if arr.shape[0] == 0:
-        raise ValueError(f"{name} is empty: at least one pair is required.")
+        raise ValueError(f"{name} is empty: at least one {word} is required.")
     if arr.shape[2] == 0:
         raise ValueError(f"{name} has 0 features.")
     arr = np.asarray(arr, dtype=np.float64)
@@ -301,6 +325,41 @@ def validate_pairs(pairs, preprocessor=None, *, n_features=None, name="pairs"):
             f"fitted with {n_features} features."
         )
     return arr
+
+
+def validate_pairs(pairs, preprocessor=None, *, n_features=None, name="pairs"):
+    """Validate pairs of points: :func:`validate_tuples` with ``t = 2``.
+
+    Parameters
+    ----------
+    pairs : array-like of shape (n_pairs, 2, n_features) or (n_pairs, 2)
+        Either the points themselves, or indices into the data given by
+        ``preprocessor``.
+    preprocessor : array-like of shape (n_samples, n_features), callable or None
+        See :func:`validate_tuples`.
+    n_features : int or None
+        Expected number of features (the fitted ``n_features_in_``).
+    """
+    return validate_tuples(pairs, 2, preprocessor, n_features=n_features,
+                           name=name)
+
+
+def check_no_tuple_labels(y, estimator, word):
+    """Reject a ``y`` given to a learner whose tuples carry their own supervision.
+
+    Triplets and quadruplets are ordered: the first pair is the more similar
+    one, so there is nothing for labels to say.  ``y=None`` (what
+    scikit-learn's model selection passes without labels) is accepted.
+    """
+    if y is None:
+        return
+    name = estimator if isinstance(estimator, str) else type(estimator).__name__
+    raise ValueError(
+        f"{name} learns from {word}s alone and takes no y (got y of type "
+        f"{type(y).__name__}): each {word} is ordered, its first pair being "
+        f"the more similar one. Reorder a {word} instead of labelling it -1, "
+        "or fit the _Supervised variant on (X, y) class labels."
+    )
 
 
 def check_indices(arr, name, n_samples):

@@ -28,9 +28,11 @@ from ._validation import (
     check_indices,
     check_square_matrix,
     resolve_preprocessor,
+    check_no_tuple_labels,
     validate_pair_labels,
     validate_pairs,
     validate_points,
+    validate_tuples,
 )
 from .exceptions import NonPSDError
 
@@ -42,6 +44,8 @@ __all__ = [
     "MahalanobisMixin",
     "MahalanobisDistance",
     "PairsClassifierMixin",
+    "QuadrupletsClassifierMixin",
+    "TripletsClassifierMixin",
     "components_from_matrix",
     "initialize_components",
 ]
@@ -634,6 +638,156 @@ def check_calibration_dict(calibration_params):
             "keys are 'strategy', 'min_rate' and 'beta'."
         )
     check_calibration_params(**calibration_params)
+class _OrderedTuplesClassifierMixin(ClassifierMixin):
+    """Shared face of the triplets and quadruplets classifiers.
+
+    A tuple is *ordered*: its first pair is meant to be the more similar one.
+    ``decision_function`` is positive when the learned metric agrees,
+    ``predict`` is +1 exactly then (-1 otherwise, ties included: a tie does
+    not satisfy the constraint), and ``score`` is the fraction of tuples
+    predicted +1, i.e. the accuracy against the all-+1 labels that the
+    order implies.  No ``y`` is needed anywhere (passing one is an error,
+    see :func:`~metric_estimators._validation.check_no_tuple_labels`), so
+    ``cross_val_score(est, tuples)`` and ``GridSearchCV(est, grid).fit(tuples)``
+    work directly (plain, unstratified K-fold on the tuples).
+    """
+
+    _estimator_type = "classifier"
+    _tuple_size = None  # 3 or 4
+    _tuple_word = None  # "triplet" or "quadruplet"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        tags.target_tags.required = False
+        return tags
+
+    def _validate_tuples(self, tuples, *, fitted=True):
+        return validate_tuples(
+            tuples, self._tuple_size, self._pairs_preprocessor(),
+            n_features=self.n_features_in_ if fitted else None,
+        )
+
+    def _decision(self, pts):
+        # pts: (n, t, d); far pair minus near pair
+        near = (pts[:, 0] - pts[:, 1]) @ self.components_.T
+        far = (pts[:, -2] - pts[:, -1]) @ self.components_.T
+        return (np.sqrt(np.einsum("ij,ij->i", far, far))
+                - np.sqrt(np.einsum("ij,ij->i", near, near)))
+
+    def predict(self, tuples):
+        """+1 where the first pair is closer than the second, else -1 (ties: -1).
+
+        Parameters
+        ----------
+        tuples : array-like of shape (n_tuples, t, n_features), or (n_tuples, t)
+            indices if the estimator has a ``preprocessor``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_tuples,), values in {-1, +1}
+        """
+        return np.where(self.decision_function(tuples) > 0, 1, -1)
+
+    def score(self, tuples, y=None, sample_weight=None):
+        """Fraction of tuples whose order the learned metric satisfies.
+
+        Parameters
+        ----------
+        tuples : array-like of shape (n_tuples, t, n_features), or (n_tuples, t)
+            indices if the estimator has a ``preprocessor``.
+        y : None
+            Not used (tuples are ordered); must be None.
+        sample_weight : array-like of shape (n_tuples,) or None
+            Weights of the tuples.
+
+        Returns
+        -------
+        accuracy : float
+            Weighted fraction of tuples with ``decision_function > 0``.
+        """
+        check_no_tuple_labels(y, self, self._tuple_word)
+        ok = (self.decision_function(tuples) > 0).astype(np.float64)
+        if sample_weight is None:
+            return float(ok.mean())
+        w = np.asarray(sample_weight, dtype=np.float64)
+        if w.shape != ok.shape:
+            raise ValueError(
+                f"sample_weight must have shape {ok.shape}, got {w.shape}."
+            )
+        return float(np.average(ok, weights=w))
+
+
+class TripletsClassifierMixin(_OrderedTuplesClassifierMixin):
+    """Triplets ``(a, b, c)`` meaning "a is closer to b than to c".
+
+    For learners fitted on triplets (e.g. :class:`~metric_estimators.SCML`),
+    given as an array of points of shape (n_triplets, 3, n_features), or as
+    index triplets (n_triplets, 3) with a ``preprocessor``.
+
+    * ``decision_function(triplets) = d(a, c) - d(a, b)`` with ``d`` the
+      learned (not squared) distance;
+    * ``predict`` is +1 when ``a`` is strictly closer to ``b`` than to ``c``,
+      -1 otherwise (a tie counts as -1; metric-learn's ``np.sign`` would
+      return 0 there);
+    * ``score`` is the accuracy of ``predict`` against the all-+1 labels that
+      the triplets' order implies: the fraction of satisfied triplets.
+
+    The learner's ``fit`` must set ``components_`` and ``n_features_in_``.
+    """
+
+    _tuple_size = 3
+    _tuple_word = "triplet"
+
+    def decision_function(self, triplets):
+        """``d(a, c) - d(a, b)`` for each triplet ``(a, b, c)``.
+
+        Parameters
+        ----------
+        triplets : array-like of shape (n_triplets, 3, n_features), or (n_triplets, 3)
+            indices if the estimator has a ``preprocessor``.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_triplets,)
+            Positive where ``a`` is closer to ``b`` than to ``c``.
+        """
+        check_is_fitted(self, "components_")
+        pts = self._validate_tuples(triplets)
+        # (a, b) against (a, c)
+        return self._decision(pts[:, [0, 1, 0, 2]])
+
+
+class QuadrupletsClassifierMixin(_OrderedTuplesClassifierMixin):
+    """Quadruplets ``(a, b, c, d)`` meaning "pair (a, b) is more similar than (c, d)".
+
+    For learners fitted on quadruplets (e.g. :class:`~metric_estimators.LSML`),
+    given as an array of points of shape (n_quadruplets, 4, n_features), or
+    as index quadruplets (n_quadruplets, 4) with a ``preprocessor``.
+
+    * ``decision_function(quadruplets) = d(c, d) - d(a, b)``;
+    * ``predict`` is +1 when ``d(a, b) < d(c, d)``, -1 otherwise (ties -1);
+    * ``score`` is the fraction of satisfied quadruplets.
+    """
+
+    _tuple_size = 4
+    _tuple_word = "quadruplet"
+
+    def decision_function(self, quadruplets):
+        """``d(c, d) - d(a, b)`` for each quadruplet ``(a, b, c, d)``.
+
+        Parameters
+        ----------
+        quadruplets : array-like of shape (n_quadruplets, 4, n_features), or \
+(n_quadruplets, 4) indices if the estimator has a ``preprocessor``.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_quadruplets,)
+            Positive where ``(a, b)`` is the closer pair.
+        """
+        check_is_fitted(self, "components_")
+        return self._decision(self._validate_tuples(quadruplets))
 
 
 def _renamed_pair_args(pairs, y, pairs_valid, y_valid):

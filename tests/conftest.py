@@ -15,6 +15,12 @@ needs one entry here and nothing else.  Kinds:
 ``"pairs"``
     ``fit(pairs, y)``: pairs of points ``(n_pairs, 2, n_features)``
     labelled +1 (similar) / -1 (dissimilar).
+``"triplets"``
+    ``fit(triplets)``: triplets of points ``(n_triplets, 3, n_features)``,
+    each ``(a, b, c)`` meaning "a is closer to b than to c" (no ``y``).
+``"quadruplets"``
+    ``fit(quadruplets)``: quadruplets ``(n_quadruplets, 4, n_features)``,
+    each ``(a, b, c, d)`` meaning "(a, b) is more similar than (c, d)".
 ``"matrix"``
     ``fit(D)``: a symmetric, non-negative dissimilarity matrix with a zero
     diagonal (:class:`~metric_estimators.MetricNearness`).
@@ -47,24 +53,29 @@ from metric_estimators import (
     LFDA,
     LMNN,
     LODML,
+    LSML,
+    MLKR,
+    MMC,
     NCA,
     OMDML,
     RCA,
-    Covariance,
-    CorrelationClustering,
-    MLKR,
-    MMC,
+    SCML,
     SDML,
+    CorrelationClustering,
+    Covariance,
     ITML_Supervised,
+    LSML_Supervised,
     MetricNearness,
     MMC_Supervised,
     ProjectAndForget,
     RCA_Supervised,
+    SCML_Supervised,
     SDML_Supervised,
 )
 from metric_estimators.ranking import make_ordinal
 
-KINDS = ("supervised", "pairs", "matrix", "graph", "chunks", "unsupervised")
+KINDS = ("supervised", "pairs", "triplets", "quadruplets", "matrix", "graph",
+         "chunks", "unsupervised")
 #: kinds fitted on a point matrix X (plus labels, chunk indices, or nothing)
 POINT_KINDS = ("supervised", "chunks", "unsupervised")
 
@@ -90,6 +101,31 @@ def pairs_data(n_pairs=80, seed=0):
             np.where(y[i[keep]] == y[j[keep]], 1, -1))
 
 
+def triplets_data(n_triplets=80, seed=0):
+    """Triplets ``(a, b, c)`` of points of :func:`supervised_data` with
+    ``a`` and ``b`` of the same level and ``c`` of another (a 1-tuple: the
+    triplets alone, no ``y``)."""
+    X, y = supervised_data()
+    rng = np.random.RandomState(seed)
+    a = rng.randint(0, len(X), n_triplets)
+    b = np.array([rng.choice(np.flatnonzero((y == y[i]) & (np.arange(len(y)) != i)))
+                  for i in a])
+    c = np.array([rng.choice(np.flatnonzero(y != y[i])) for i in a])
+    return (np.stack([X[a], X[b], X[c]], axis=1),)
+
+
+def quadruplets_data(n_quadruplets=80, seed=0):
+    """Quadruplets ``(a, b, c, d)`` of points of :func:`supervised_data`: a
+    same-level pair ``(a, b)`` and a different-level pair ``(c, d)`` (a
+    1-tuple: the quadruplets alone)."""
+    X, y = supervised_data()
+    (T,) = triplets_data(n_quadruplets, seed)
+    rng = np.random.RandomState(seed + 1)
+    c = rng.randint(0, len(X), n_quadruplets)
+    d = np.array([rng.choice(np.flatnonzero(y != y[i])) for i in c])
+    return (np.concatenate([T[:, :2], np.stack([X[c], X[d]], axis=1)], axis=1),)
+
+
 def symmetric_dissimilarity(n=30, seed=0):
     """Symmetric |N(0, 1)| dissimilarities (mean of A and A.T), zero diagonal."""
     rng = np.random.RandomState(seed)
@@ -112,6 +148,8 @@ def signed_graph(n=30, seed=0):
 _MAKERS = {
     "supervised": supervised_data,
     "pairs": pairs_data,
+    "triplets": triplets_data,
+    "quadruplets": quadruplets_data,
     "matrix": symmetric_dissimilarity,
     "graph": signed_graph,
     "chunks": supervised_data,
@@ -284,6 +322,66 @@ def _pairs_expected(name, supervised):
         "ITML", name) for check, why in _ITML_EXPECTED.items()}
 
 
+def _tuples_not_x(word, t):
+    return (
+        f"scikit-learn's checks pass a 2-D matrix X; the learner fits {word}s "
+        f"of shape (n_{word}s, {t}, n_features) and takes a 2-D array for "
+        f"index {word}s, which need a preprocessor, so fit raises "
+        f"ValueError('... look like index {word}s ...') (the _Supervised "
+        "variant is the (X, y) face of the same learner and passes every check)"
+    )
+
+
+def _tuple_expected(word, t, extra=()):
+    reason = _tuples_not_x(word, t)
+    out = {name: reason for name in _TUPLE_FAILING_CHECKS + list(extra)}
+    out["check_complex_data"] = (
+        f"complex {word}s raise TypeError('{word}s must be real'), as "
+        "tests/test_tuples.py pins; the check wants ValueError")
+    out["check_dtype_object"] = (
+        f"{word}s of dtype object raise TypeError('{word}s must be numeric') "
+        f"(the check's 2-D X would be rejected as index {word}s anyway)")
+    return out
+
+
+# the checks a triplet / quadruplet learner fails because X is 2-D (the
+# same list as the pairs learner ITML's)
+_TUPLE_FAILING_CHECKS = [
+    "check_classifiers_one_label",
+    "check_fit_score_takes_y",
+    "check_estimators_overwrite_params",
+    "check_dont_overwrite_parameters",
+    "check_estimators_fit_returns_self",
+    "check_readonly_memmap_input",
+    "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit",
+    "check_estimators_dtypes",
+    "check_estimators_empty_data_messages",
+    "check_pipeline_consistency",
+    "check_estimators_nan_inf",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_classifier_data_not_an_array",
+    "check_classifiers_classes",
+    "check_classifiers_train",
+    "check_classifiers_regression_target",
+    "check_supervised_y_2d",
+    "check_non_transformer_estimators_n_iter",
+    "check_transformer_data_not_an_array",
+    "check_transformer_general",
+    "check_transformer_preserve_dtypes",
+    "check_transformer_n_iter",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_fit2d_1sample",
+    "check_fit2d_1feature",
+    "check_dict_unchanged",
+    "check_fit_idempotent",
+    "check_fit_check_is_fitted",
+    "check_n_features_in",
+    "check_fit2d_predict1d",
+]
+
 _MATRIX_EXPECTED = {
     "check_positive_only_tag_during_fit": (
         "MetricNearness is tagged positive_only (D must be non-negative) and "
@@ -357,6 +455,17 @@ REGISTRY = [
             expected_failed_checks=_pairs_expected("SDML", "SDML_Supervised")),
     Learner("SDML_Supervised", SDML_Supervised, "supervised",
             dict(random_state=0)),
+    Learner("SCML_Supervised", SCML_Supervised, "supervised",
+            dict(random_state=0, max_iter=500, output_iter=100),
+            iterative_params=None),
+    Learner("SCML", SCML, "triplets",
+            dict(random_state=0, max_iter=500, output_iter=100),
+            iterative_params=None,
+            expected_failed_checks=_tuple_expected("triplet", 3)),
+    Learner("LSML_Supervised", LSML_Supervised, "supervised",
+            dict(random_state=0, max_iter=100)),
+    Learner("LSML", LSML, "quadruplets", dict(random_state=0, max_iter=100),
+            expected_failed_checks=_tuple_expected("quadruplet", 4)),
     Learner("OMDML", OMDML, "supervised", {},
             iterative_params=dict(solver="lbfgs")),
     Learner("OMDML-lbfgs", OMDML, "supervised", dict(solver="lbfgs")),

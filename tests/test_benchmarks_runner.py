@@ -150,3 +150,22 @@ def test_ml_family_table_and_report():
     line = next(l for l in text.splitlines() if "| iris |" in l and "| ours |" in l)
     assert "| 0.250 |" in line and "| -0.0100 |" in line
     assert "| NCA | iris | 1.000 | 4.000 | 0.250 |" in text  # wine not summed
+def test_triplets_worker_draws_valid_label_triplets_and_renders():
+    import numpy as np
+
+    from benchmarks import bench_triplets
+    from benchmarks.workers.triplets import label_triplets, triplet_accuracy
+
+    y = np.repeat([0, 1, 2], [2, 5, 9])
+    T = label_triplets(y, 500, 0)
+    assert T.shape == (500, 3)
+    assert np.all(y[T[:, 0]] == y[T[:, 1]]) and np.all(T[:, 0] != T[:, 1])
+    assert np.all(y[T[:, 0]] != y[T[:, 2]])
+    np.testing.assert_array_equal(label_triplets(y, 500, 0), T)
+    Z = np.c_[y, np.zeros_like(y)].astype(float)  # classes perfectly apart
+    assert triplet_accuracy(Z, T) == 1.0
+    rows = [{"dataset": "wine", "impl": impl, "params": {"algo": "scml_supervised"},
+             "fit_time": t, "accuracy": 1.0, "triplet_accuracy": 0.9}
+            for impl, t in (("ours", 1.0), ("metric_learn", 4.0))]
+    text = bench_triplets.render(rows, "triplets")
+    assert "| wine | scml_supervised | ours |" in text and "0.250" in text

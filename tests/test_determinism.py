@@ -41,7 +41,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # The learners of a linear map, from the registry (tests/conftest.py), by
 # name.  /work/wt/fingerprint.py hashes ``_fit(name).components_`` for every
 # name here, ``_dissimilarity()`` and ``_signed()``.
-LEARNERS = {e.name: e.make for e in learners("supervised", "chunks", "unsupervised", "pairs")}
+LEARNERS = {e.name: e.make
+            for e in learners("supervised", "chunks", "unsupervised", "pairs",
+                              "triplets", "quadruplets")}
 _xy = supervised_data
 _pairs = pairs_data
 _signed = signed_graph
@@ -49,11 +51,11 @@ _signed = signed_graph
 
 def _fit(name, X=None, y=None):
     est = LEARNERS[name]()
-    if X is None:
-        X, y = BY_NAME[name].data()
+    # triplets / quadruplets: fit(tuples) alone, no y
+    args = BY_NAME[name].data() if X is None else (X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return est.fit(X, y)
+        return est.fit(*args)
 
 
 def _points_for(name):
@@ -68,7 +70,8 @@ def test_same_random_state_bit_identical(name):
     assert a.tobytes() == b.tobytes()
 
 
-@pytest.mark.parametrize("name", ["LMNN", "ITML_Supervised", "ProjectAndForget"])
+@pytest.mark.parametrize("name", ["LMNN", "ITML_Supervised", "ProjectAndForget",
+                                  "SCML_Supervised", "LSML_Supervised"])
 def test_bit_identical_across_numba_thread_counts(name):
     n_max = numba.config.NUMBA_NUM_THREADS
     if n_max < 2:

@@ -50,8 +50,10 @@ def fitted(name):
         return est.fit(*entry.data())
 
 
-LEARNERS = [e.name for e in learners("supervised", "chunks", "unsupervised", "pairs")] + [
-    e.name + _REDUCED for e in learners("supervised", "chunks", "unsupervised", "pairs")
+_LINEAR = ("supervised", "chunks", "unsupervised", "pairs", "triplets",
+           "quadruplets")
+LEARNERS = [e.name for e in learners(*_LINEAR)] + [
+    e.name + _REDUCED for e in learners(*_LINEAR)
     if e.has_param("n_components")
 ]
 
