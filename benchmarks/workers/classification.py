@@ -1,7 +1,7 @@
 """LMNN / ITML_Supervised side by side: one learner, one data set, 3-NN accuracy.
 
 Job: ``{"dataset": "iris" | "wine" | "breast_cancer" | "digits" |
-"synth-<n>-<d>", "impl": "ours" | "metric_learn" | "pylmnn" | "mlpack" |
+"synth-<n>-<d>" | "mc-<n>-<d>", "impl": "ours" | "metric_learn" | "pylmnn" | "mlpack" |
 "euclidean", "params": {"algo": "lmnn" | "itml_supervised", ...learner
 keyword overrides}}``.
 
@@ -39,6 +39,17 @@ def make_synthetic(n_samples: int, n_features: int):
     )
 
 
+def make_issue16(n_samples: int, n_features: int):
+    """``mc-<n>-<d>``: issue 16's setting, 10 classes, 8 informative features, class_sep 1.5."""
+    from sklearn.datasets import make_classification
+
+    return make_classification(
+        n_samples=n_samples, n_features=n_features, n_informative=8,
+        n_redundant=0, n_repeated=0, n_classes=10, n_clusters_per_class=2,
+        class_sep=1.5, flip_y=0.01, random_state=0,
+    )
+
+
 def load_dataset(name: str):
     """``(X, y)`` for a bundled scikit-learn data set or ``synth-<n>-<d>``."""
     from sklearn import datasets
@@ -48,8 +59,11 @@ def load_dataset(name: str):
     if name in bundled:
         return bundled[name](return_X_y=True)
     parts = name.split("-")
-    if len(parts) == 3 and parts[0] == "synth" and parts[1].isdigit() and parts[2].isdigit():
-        return make_synthetic(int(parts[1]), int(parts[2]))
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        if parts[0] == "synth":
+            return make_synthetic(int(parts[1]), int(parts[2]))
+        if parts[0] == "mc":
+            return make_issue16(int(parts[1]), int(parts[2]))
     raise ValueError(f"unknown dataset {name!r}")
 
 
