@@ -21,17 +21,26 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from threadpoolctl import threadpool_limits
 
-from ._problems.lmnn import ImpostorSet, LMNNObjective, find_target_neighbors
+from ._problems.lmnn import (
+    ImpostorSet,
+    LMNNObjective,
+    SampledLMNNObjective,
+    find_target_neighbors,
+)
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._validation import check_n_components, power_of_two_scale, validate_points
 from .base import MahalanobisMixin, initialize_components, renamed_parameter
 from .solvers.lbfgs import lbfgs_with_restarts
+from .solvers.minibatch import minibatch_amsgrad
 from .solvers.subgradient import adaptive_subgradient
 
 __all__ = ["LMNN", "find_target_neighbors"]
 
 # Below this n_samples * n_features * n_components, BLAS runs single-threaded.
 _SMALL_BLAS = 5e7
+# solver='sgd': reference points sampled per batch for the push term (all
+# points when there are fewer: the push sum is then exact).
+_SGD_REFS = 4096
 
 
 class _Stop(Exception):
@@ -109,14 +118,27 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         warning; the subset depends on ``random_state`` only, so the
         objective stays a fixed smooth function of ``L``.
 
-    solver : {'lbfgs', 'subgradient'}, default='lbfgs'
+    solver : {'lbfgs', 'subgradient', 'sgd'}, default='lbfgs'
         ``'lbfgs'``: squared hinge with scipy's L-BFGS-B.  ``'subgradient'``:
         the paper's plain hinge with its step rule (step times 1.01 after a
-        decrease, halved with a roll-back after an increase).
+        decrease, halved with a roll-back after an increase).  ``'sgd'``:
+        the squared hinge by mini-batch AMSGrad
+        (:mod:`metric_estimators.solvers.minibatch`) for data too large for
+        the others (10^6 points): each batch of ``batch_size`` anchors
+        meets a fresh uniform sample of 4096 points as candidate impostors,
+        reweighted so that the gradient is unbiased
+        (:class:`~metric_estimators._problems.lmnn.SampledLMNNObjective`);
+        memory does not grow with ``n_samples`` beyond the data and the
+        target neighbours.  ``max_iter`` counts epochs, ``tol`` the relative
+        decrease of the epoch's mean objective; ``max_impostors`` is unused.
 
     learn_rate : float, default=None
-        Initial step of ``solver='subgradient'``; ``None`` picks
-        ``0.01 * ||L||_F / ||grad||_F``.  Ignored by L-BFGS.
+        Initial step of ``solver='subgradient'`` (``None`` picks ``0.01 *
+        ||L||_F / ||grad||_F``) and of ``solver='sgd'`` (``None``: ``0.01 *
+        max |L0|``, divided by ``sqrt(epoch)`` later).  Ignored by L-BFGS.
+
+    batch_size : int, default=256
+        Anchors per mini-batch of ``solver='sgd'``.
 
     warm_start : bool, default=False
         Start from the ``components_`` of the previous ``fit`` (when their
@@ -207,7 +229,8 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="neither")],
         "regularization": [Interval(Real, 0, 1, closed="both")],
         "max_impostors": [Interval(Integral, 1, None, closed="left")],
-        "solver": [StrOptions({"lbfgs", "subgradient"})],
+        "solver": [StrOptions({"lbfgs", "subgradient", "sgd"})],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learn_rate": [Interval(Real, 0, None, closed="neither"), None],
         "warm_start": ["boolean"],
         "callback": [callable, None],
@@ -233,6 +256,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         max_impostors=500_000,
         solver="lbfgs",
         learn_rate=None,
+        batch_size=256,
         warm_start=False,
         callback=None,
         verbose=0,
@@ -251,6 +275,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         self.max_impostors = max_impostors
         self.solver = solver
         self.learn_rate = learn_rate
+        self.batch_size = batch_size
         self.warm_start = warm_start
         self.callback = callback
         self.verbose = verbose
@@ -298,10 +323,15 @@ class LMNN(MahalanobisMixin, BaseEstimator):
             y_idx, (targets >= 0).any(axis=1), self.max_impostors,
             seed=rng.randint(np.iinfo(np.int32).max), log=report.phase,
         )
-        objective = LMNNObjective(
-            X, targets, impostors, self.regularization,
-            self.solver == "lbfgs", L0.shape[0],
-        )
+        if self.solver == "sgd":
+            objective = SampledLMNNObjective(
+                X, targets, y_idx, self.regularization, L0.shape[0])
+            objective.rng = rng
+        else:
+            objective = LMNNObjective(
+                X, targets, impostors, self.regularization,
+                self.solver == "lbfgs", L0.shape[0],
+            )
         # BLAS threads do not pay off on small products and, when the cores
         # are busy (grid searches, shared machines), spinning threads make
         # them several times slower; large problems keep the default pool.
@@ -310,16 +340,18 @@ class LMNN(MahalanobisMixin, BaseEstimator):
 
         def record(f, x, n_iter=None):  # after every iteration of either solver
             curve.append(float(f))
-            active_curve.append(int(objective.n_active))
+            n_active = getattr(objective, "n_active", None)
+            active_curve.append(n_active)
             it = len(curve) if n_iter is None else n_iter
-            report.row(it, f, objective.n_active)
+            report.row(it, f, n_active)
             if self.callback is None:
                 return False
             self.components_ = (x / s).reshape(L0.shape)
             return bool(self.callback(self, it))
 
         with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
-            solve = self._lbfgs if self.solver == "lbfgs" else self._subgradient
+            solve = {"lbfgs": self._lbfgs, "subgradient": self._subgradient,
+                     "sgd": self._sgd}[self.solver]
             L, n_iter, converged, stopped = solve(
                 objective, L0.ravel().copy(), record, params)
         report.finish(f"{'converged' if converged else 'stopped'}"
@@ -432,6 +464,26 @@ class LMNN(MahalanobisMixin, BaseEstimator):
             confirm=lambda x: objective.verify(x) == 0, ftol=params["tol"],
         )
         return x, n_iter, converged, bool(stop)
+
+    def _sgd(self, objective, L0, record, params):
+        """Squared hinge by mini-batch AMSGrad on sampled impostors."""
+        n = objective.n_samples
+        refs_all = np.arange(n)
+
+        def fun(x, batch, rng):
+            refs = (refs_all if n <= _SGD_REFS
+                    else np.sort(rng.choice(n, _SGD_REFS, replace=False)))
+            return objective(x, batch, refs)
+
+        rate = self.learn_rate
+        if rate is None:
+            rate = 0.01 * max(float(np.abs(L0).max()), 1e-12)
+        res = minibatch_amsgrad(
+            fun, L0, n, batch_size=self.batch_size, max_epochs=self.max_iter,
+            learn_rate=rate, tol=params["tol"], random_state=objective.rng,
+            callback=lambda epoch, x, f: record(f, x, epoch),
+        )
+        return res.x, res.n_iter, res.converged, res.stopped
 
     def _subgradient(self, objective, L0, record, params):
         """The paper's hinge by the adaptive-step subgradient method."""

@@ -26,7 +26,7 @@ from .._kernels.lmnn import (
 )
 from .neighbours import nearest_in_groups
 
-__all__ = ["ImpostorSet", "LMNNObjective", "find_target_neighbors"]
+__all__ = ["ImpostorSet", "LMNNObjective", "SampledLMNNObjective", "find_target_neighbors"]
 
 # Candidate impostors are searched within ``SLACK`` times the margin radius,
 # so that small changes of L do not require a new search (see ImpostorSet).
@@ -270,3 +270,96 @@ class LMNNObjective:
         """Search at ``flat``; return how many active impostors were missing."""
         Z, _, R = self._embed(flat)
         return self.impostors.refresh(Z, R)
+
+
+class SampledLMNNObjective:
+    """Unbiased mini-batch estimate of the squared-hinge LMNN loss, per point.
+
+    The loss of :class:`LMNNObjective` with ``squared=True``, divided by
+    ``n_samples``, is ``(1/n) sum_i f_i(L)`` with ``f_i`` the pull term of
+    anchor ``i`` plus its push terms over all other-class points ``l``.  A
+    batch of anchors ``B`` and a uniform sample ``S`` of ``m`` reference
+    points (without replacement) give the estimate
+
+    .. math::
+
+        \\frac{1}{|B|} \\sum_{i \\in B} \\Big[(1 - \\mu) \\sum_j d_{ij}
+        + \\mu \\frac{n}{m} \\sum_{l \\in S, y_l \\ne y_i} \\sum_j
+        [1 + d_{ij} - d_{il}]_+^2\\Big]
+
+    whose expectation is that loss for any ``L`` (every point is in ``S``
+    with probability ``m / n``); with ``m >= n`` the push sum is exact.  No
+    impostor set is stored: memory is ``O(|B| m)`` per batch whatever
+    ``n`` is (stochastic LMNN in the spirit of mlpack's SGD/AMSGrad
+    optimisers, here with sampled rather than stored impostors).
+    """
+
+    def __init__(self, X, targets, y_idx, push_weight, n_components):
+        self.X = X
+        self.targets = targets
+        self.valid = targets >= 0
+        self.y_idx = y_idx
+        self.push_weight = push_weight
+        self.shape = (n_components, X.shape[1])
+        self.n_samples = X.shape[0]
+
+    def __call__(self, flat, batch, refs):
+        """Estimated loss and gradient (flattened) at ``flat`` on one batch.
+
+        Parameters
+        ----------
+        flat : ndarray of shape (n_components * n_features,)
+        batch : ndarray of int
+            Anchors ``B``.
+        refs : ndarray of int
+            The reference sample ``S`` (all points for the exact push sum).
+        """
+        L = flat.reshape(self.shape)
+        X, n = self.X, self.n_samples
+        mu = self.push_weight
+        b = batch.size
+        tg = self.targets[batch]
+        valid = self.valid[batch]
+        XB, XR = X[batch], X[refs]
+        ZB, ZR = XB @ L.T, XR @ L.T
+        # pull edges (i, j): embedded and input differences
+        XT = X[np.where(valid, tg, 0)]                      # (b, k, d)
+        dX_t = XB[:, None, :] - XT
+        dZ_t = dX_t @ L.T                                   # (b, k, c)
+        td = np.einsum("bkc,bkc->bk", dZ_t, dZ_t) * valid    # (b, k)
+        # push: squared distances to the references, other classes only
+        sqB = np.einsum("ij,ij->i", ZB, ZB)
+        sqR = np.einsum("ij,ij->i", ZR, ZR)
+        D = ZB @ ZR.T
+        D *= -2.0
+        D += sqB[:, None]
+        D += sqR[None, :]
+        other = self.y_idx[batch][:, None] != self.y_idx[refs][None, :]
+        scale = max(n / refs.size, 1.0) * mu
+        W = np.zeros_like(D)                                 # d loss / d d_il
+        w_t = (1.0 - mu) * valid.astype(np.float64)          # d loss / d d_ij
+        loss = (1.0 - mu) * td.sum()
+        for t in range(tg.shape[1]):
+            H = (1.0 + td[:, t, None]) - D
+            np.maximum(H, 0.0, out=H)
+            H *= other
+            H[~valid[:, t]] = 0.0
+            loss += scale * np.einsum("ij,ij->", H, H)
+            W -= 2.0 * scale * H
+            w_t[:, t] += 2.0 * scale * H.sum(axis=1)
+        # d/dL of sum w ||L (x_a - x_b)||^2 is 2 sum w (z_a - z_b)(x_a - x_b)^T
+        rs, cs = W.sum(axis=1), W.sum(axis=0)
+        G = (ZB * rs[:, None]).T @ XB + (ZR * cs[:, None]).T @ XR
+        G -= ZB.T @ (W @ XR) + ZR.T @ (W.T @ XB)
+        G += np.einsum("bkc,bk,bkd->cd", dZ_t, w_t, dX_t)
+        return loss / b, (2.0 / b) * G.ravel()
+
+    def full_loss(self, flat, block=512):
+        """The exact loss per point (every anchor, every reference)."""
+        refs = np.arange(self.n_samples)
+        total = 0.0
+        for start in range(0, self.n_samples, block):
+            batch = refs[start:start + block]
+            f, _ = self(flat, batch, refs)
+            total += f * batch.size
+        return total / self.n_samples
