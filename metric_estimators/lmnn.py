@@ -302,6 +302,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         report = FitReport(self, [ITERATION, OBJECTIVE, ACTIVE],
                            verbose=self.verbose, total=self.max_iter)
         params = self._resolve_parameters()
+        params["progress"] = report.progress  # the solvers' progress lines
         self._check_preprocessor()
         X, y_idx = self._validate(self._points(X), y, params["n_neighbors"])
         report.phase(f"fit on {X.shape[0]} x {X.shape[1]}, {y_idx.max() + 1} "
@@ -317,11 +318,13 @@ class LMNN(MahalanobisMixin, BaseEstimator):
                                    y_idx, self.n_components, rng)
         if warm is not None or isinstance(self.init, np.ndarray):
             L0 = L0 * s  # a given L acts on the data in the user's units
-        targets = find_target_neighbors(X, y_idx, params["n_neighbors"])
+        targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
+                                        progress=report.progress)
         report.phase(f"target neighbours: {params['n_neighbors']} per point")
         impostors = ImpostorSet(
             y_idx, (targets >= 0).any(axis=1), self.max_impostors,
             seed=rng.randint(np.iinfo(np.int32).max), log=report.phase,
+            progress=report.progress,
         )
         if self.solver == "sgd":
             objective = SampledLMNNObjective(
@@ -406,9 +409,9 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         if self.learn_rate is not None and self.solver == "lbfgs":
             warnings.warn(
                 f"LMNN: learn_rate={self.learn_rate} is used by "
-                "solver='subgradient' only; solver='lbfgs' (the default) "
-                "chooses its own steps. Drop learn_rate, or pass "
-                "solver='subgradient'.", UserWarning, stacklevel=4)
+                "solver='subgradient' and solver='sgd' only; solver='lbfgs' "
+                "(the default) chooses its own steps. Drop learn_rate, or "
+                "pass solver='subgradient'.", UserWarning, stacklevel=4)
         return params
 
     def _validate(self, X, y, n_neighbors):
@@ -482,6 +485,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
             fun, L0, n, batch_size=self.batch_size, max_epochs=self.max_iter,
             learn_rate=rate, tol=params["tol"], random_state=objective.rng,
             callback=lambda epoch, x, f: record(f, x, epoch),
+            progress=params["progress"],
         )
         return res.x, res.n_iter, res.converged, res.stopped
 

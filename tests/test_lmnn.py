@@ -349,7 +349,7 @@ def test_non_finite_input(bad):
         ({"max_iter": 0}, "max_iter"),
         ({"tol": -1.0}, "tol"),
         ({"regularization": 1.5}, "regularization"),
-        ({"solver": "sgd"}, "solver"),
+        ({"solver": "newton"}, "solver"),
         ({"init": "foo"}, "init"),
         ({"init": np.eye(3, 4)[:, :3]}, "init"),
     ],

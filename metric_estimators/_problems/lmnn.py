@@ -38,7 +38,7 @@ BLOCK = 1 << 21
 ELIGIBLE_FACTOR = 10
 
 
-def find_target_neighbors(X, y_idx, n_neighbors):
+def find_target_neighbors(X, y_idx, n_neighbors, progress=None):
     """The ``n_neighbors`` nearest same-class points of every point.
 
     Exact Euclidean search (:func:`~metric_estimators._problems.neighbours.nearest_in_groups`):
@@ -51,7 +51,7 @@ def find_target_neighbors(X, y_idx, n_neighbors):
     -------
     targets : ndarray of shape (n_samples, n_neighbors), int64
     """
-    return nearest_in_groups(X, y_idx, n_neighbors)
+    return nearest_in_groups(X, y_idx, n_neighbors, progress=progress)
 
 
 class ImpostorSet:
@@ -70,9 +70,11 @@ class ImpostorSet:
     missing, so the returned ``L`` is a stationary point of the exact loss.
     """
 
-    def __init__(self, y_idx, has_targets, max_impostors, seed=0, log=None):
+    def __init__(self, y_idx, has_targets, max_impostors, seed=0, log=None,
+                 progress=None):
         self.y_idx = y_idx
         self.log = log  # called with a line of text after every search
+        self.progress = progress  # called during a search (throttled there)
         self.has_targets = has_targets
         self.max_impostors = max_impostors
         self.n_samples = y_idx.size
@@ -155,7 +157,12 @@ class ImpostorSet:
         start_fraction = self.fraction
         if self.hashes is None:
             self.hashes = point_hashes(n, self.seed)
+        n_done = 0
         for rows, cols in self._blocks():
+            if self.progress is not None:
+                self.progress(f"impostor search {self.n_searches + 1}: "
+                              f"{n_done} of {n} anchors, {n_acc} candidates")
+            n_done += rows.size
             G = Zs[rows] @ Zs[cols].T
             a, b = threshold_block(
                 G, sq[rows], sq[cols], rho[rows], rho[cols], rows, cols, True,

@@ -50,7 +50,7 @@ class MinibatchResult:
 
 def minibatch_amsgrad(fun, x0, n_samples, *, batch_size, max_epochs,
                       learn_rate, tol, random_state, callback=None,
-                      patience=5):
+                      patience=5, progress=None):
     """Minimise a mean over points by mini-batch AMSGrad.
 
     Parameters
@@ -79,6 +79,8 @@ def minibatch_amsgrad(fun, x0, n_samples, *, batch_size, max_epochs,
         epoch's average iterate); True stops.
     patience : int, default=5
         See ``tol``.
+    progress : callable or None, default=None
+        ``progress(text)`` after every batch (the caller throttles).
 
     Returns
     -------
@@ -112,6 +114,9 @@ def minibatch_amsgrad(fun, x0, n_samples, *, batch_size, max_epochs,
             x -= step * m_hat / (np.sqrt(v_hat / (1 - BETA2 ** t)) + EPS)
             x_sum += x
             n_batches += 1
+            if progress is not None:
+                progress(f"epoch {epoch}: {start + batch.size} of "
+                         f"{n_samples} points, batch objective {f:.6e}")
         x_avg = x_sum / n_batches
         losses.append(total / n_samples)
         if callback is not None and callback(epoch, x_avg, losses[-1]):
