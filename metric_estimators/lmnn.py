@@ -38,17 +38,10 @@ __all__ = ["LMNN", "find_target_neighbors"]
 
 # Below this n_samples * n_features * n_components, BLAS runs single-threaded.
 _SMALL_BLAS = 5e7
-# solver='sgd': reference points sampled per batch for the push term (all
-# points when there are fewer: the push sum is then exact).
-_SGD_REFS = 4096
 
 
 class _Stop(Exception):
-    """The user's callback asked to stop (subgradient solver)."""
-
-    def __init__(self, x, n_iter):
-        super().__init__()
-        self.x, self.n_iter = x.copy(), n_iter
+    """The user's callback asked to stop (subgradient solver): ``args = (x, n_iter)``."""
 
 
 class LMNN(MahalanobisMixin, BaseEstimator):
@@ -329,7 +322,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         if self.solver == "sgd":
             objective = SampledLMNNObjective(
                 X, targets, y_idx, self.regularization, L0.shape[0])
-            objective.rng = rng
+            objective.rng = rng  # batches and reference samples
         else:
             objective = LMNNObjective(
                 X, targets, impostors, self.regularization,
@@ -470,19 +463,11 @@ class LMNN(MahalanobisMixin, BaseEstimator):
 
     def _sgd(self, objective, L0, record, params):
         """Squared hinge by mini-batch AMSGrad on sampled impostors."""
-        n = objective.n_samples
-        refs_all = np.arange(n)
-
-        def fun(x, batch, rng):
-            refs = (refs_all if n <= _SGD_REFS
-                    else np.sort(rng.choice(n, _SGD_REFS, replace=False)))
-            return objective(x, batch, refs)
-
         rate = self.learn_rate
         if rate is None:
             rate = 0.01 * max(float(np.abs(L0).max()), 1e-12)
         res = minibatch_amsgrad(
-            fun, L0, n, batch_size=self.batch_size, max_epochs=self.max_iter,
+            objective.sample, L0, objective.n_samples, batch_size=self.batch_size, max_epochs=self.max_iter,
             learn_rate=rate, tol=params["tol"], random_state=objective.rng,
             callback=lambda epoch, x, f: record(f, x, epoch),
             progress=params["progress"],
@@ -493,7 +478,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         """The paper's hinge by the adaptive-step subgradient method."""
         def callback(n_iter, x, f, accepted, step):
             if record(f, x, n_iter):
-                raise _Stop(x, n_iter)
+                raise _Stop(x.copy(), n_iter)
             # a refresh that found missing active impostors changed the loss
             return objective.impostors.tick() and objective.verify(x) > 0
 
@@ -510,5 +495,5 @@ class LMNN(MahalanobisMixin, BaseEstimator):
                 confirm=lambda x: objective.verify(x) == 0,
             )
         except _Stop as stop:
-            return stop.x, stop.n_iter, False, True
+            return stop.args[0], stop.args[1], False, True
         return res.x, res.n_iter, res.converged, False

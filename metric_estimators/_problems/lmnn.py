@@ -391,6 +391,17 @@ class SampledLMNNObjective:
         G += np.einsum("bkc,bk,bkd->cd", dZ_t, w_t, dX_t)
         return loss / b, (2.0 / b) * G.ravel()
 
+    def sample(self, flat, batch, rng, n_refs=4096):
+        """:meth:`__call__` on a fresh uniform sample of ``n_refs`` references.
+
+        All points when there are at most ``n_refs`` (the push sum is then
+        exact); ``rng`` is a RandomState.
+        """
+        n = self.n_samples
+        refs = (np.arange(n) if n <= n_refs
+                else np.sort(rng.choice(n, n_refs, replace=False)))
+        return self(flat, batch, refs)
+
     def full_loss(self, flat, block=512):
         """The exact loss per point (every anchor, every reference)."""
         refs = np.arange(self.n_samples)
