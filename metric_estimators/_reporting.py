@@ -19,6 +19,17 @@ scikit-learn's :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`::
   fit prints a handful of lines and a long one a line a second at most;
   ``verbose >= 2`` prints every row.
 
+* long phases report from inside with :meth:`FitReport.progress`, printed
+  at most once per ``interval`` seconds;
+* with ``progress_bar`` (the estimator's choice; ``"auto"`` means: in a
+  Jupyter notebook with ``verbose >= 1``) and `tqdm <https://tqdm.github.io>`_
+  installed (an optional dependency: ``pip install tqdm``), every table row
+  also advances a ``tqdm.auto`` bar (a widget in notebooks, a text bar on
+  stderr elsewhere) whose postfix shows the last row's values; text lines
+  then go through ``tqdm.write`` so that they do not break the bar.  Any
+  estimator gets it by passing ``total`` (its ``max_iter``) to
+  :class:`FitReport`.
+
 :func:`convergence_warning` builds the one ConvergenceWarning text, which
 says what to change (``max_iter`` and its current value, or ``tol``) and how
 far the run was from stopping.
@@ -31,7 +42,44 @@ import warnings
 
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["Column", "FitReport", "convergence_warning"]
+__all__ = ["Column", "FitReport", "convergence_warning", "make_progress_bar"]
+
+
+def _in_notebook():
+    """True inside a Jupyter (IPython kernel) session."""
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    try:
+        ip = shell.get_ipython()
+    except AttributeError:
+        return False
+    return ip is not None and "IPKernelApp" in getattr(ip, "config", {})
+
+
+def make_progress_bar(mode, verbose, total, desc):
+    """A ``tqdm.auto`` bar, or None when not wanted or tqdm is not installed.
+
+    Parameters
+    ----------
+    mode : {"auto", True, False}
+        ``"auto"``: a bar in Jupyter notebooks when ``verbose >= 1``; True:
+        always (when tqdm is installed); False: never.
+    verbose : int
+        The estimator's verbosity.
+    total : int or None
+        Expected number of rows (e.g. ``max_iter``); None: no bar.
+    desc : str
+        The bar's label.
+    """
+    if total is None or mode is False or (
+            mode == "auto" and not (verbose and _in_notebook())):
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=int(total), desc=desc, leave=True, dynamic_ncols=True)
 
 
 class Column:
@@ -91,10 +139,15 @@ class FitReport:
         per ``interval`` seconds (plus the last one, see :meth:`finish`).
     stream : file-like, default=None
         Where to print; default ``sys.stdout`` at the time of printing.
+    total : int or None, default=None
+        Expected number of table rows (``max_iter``): enables the progress
+        bar (see ``progress_bar``).
+    progress_bar : {"auto", True, False}, default="auto"
+        See :func:`make_progress_bar`; the bar is made at the first row.
     """
 
     def __init__(self, estimator, columns=(), *, verbose=0, head=5,
-                 interval=1.0, stream=None):
+                 interval=1.0, stream=None, total=None, progress_bar="auto"):
         self.name = (estimator if isinstance(estimator, str)
                      else type(estimator).__name__)
         self.columns = list(columns) + [TIME]
@@ -107,6 +160,11 @@ class FitReport:
         self._header_done = False
         self._last_printed = -math.inf
         self._pending = None  # the last row, if it was not printed
+        self._last_progress = 0.0  # when progress() last printed
+        self.total = total
+        self.progress_bar = progress_bar
+        self._bar = None
+        self._bar_done = False
 
     # -- plumbing ------------------------------------------------------------
     def elapsed(self):
@@ -115,6 +173,9 @@ class FitReport:
 
     def _print(self, text):
         stream = sys.stdout if self.stream is None else self.stream
+        if self._bar is not None:
+            self._bar.write(f"[{self.name}] {text}", file=stream)
+            return
         print(f"[{self.name}] {text}", file=stream, flush=True)
 
     def _header(self):
@@ -128,6 +189,30 @@ class FitReport:
         """Print a phase line (``text``, then the elapsed time)."""
         if self.verbose:
             self._print(f"{text:<56} ({self.elapsed():.2f} s)")
+            self._last_progress = self.elapsed()
+
+    def progress(self, text):
+        """A phase line from inside a long phase, throttled.
+
+        Printed only if ``interval`` seconds passed since the last phase or
+        progress line; returns True if it was printed.
+        """
+        if not self.verbose or self.elapsed() - self._last_progress < self.interval:
+            return False
+        self.phase(text)
+        return True
+
+    def _advance(self, values):
+        """Advance the progress bar by one row (made at the first row)."""
+        if self._bar is None and not self._bar_done:
+            self._bar = make_progress_bar(self.progress_bar, self.verbose,
+                                          self.total, self.name)
+            self._bar_done = True
+        if self._bar is not None:
+            self._bar.update(1)
+            self._bar.set_postfix_str(" ".join(
+                f"{c.name}={c.format(v).strip()}"
+                for c, v in zip(self.columns[1:-1], values[1:])), refresh=False)
 
     def row(self, *values):
         """Record one table row; print it unless throttled.
@@ -135,6 +220,7 @@ class FitReport:
         ``values`` are those of the columns given at construction (the time
         is added here).  Returns True if the row was printed.
         """
+        self._advance(values)
         if not self.verbose:
             return False
         now = self.elapsed()
@@ -153,8 +239,15 @@ class FitReport:
         self._pending = None
         return True
 
+    def close_bar(self):
+        """Close the progress bar, if any (also done by :meth:`finish`)."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
     def finish(self, text):
         """Print the last row if it was throttled, then a closing line."""
+        self.close_bar()
         if not self.verbose:
             return
         if self._pending is not None:

@@ -438,6 +438,8 @@ REGISTRY = [
             dict(init="random", random_state=1, max_iter=40)),
     Learner("LMNN-subgradient", LMNN, "supervised",
             dict(solver="subgradient", random_state=0, max_iter=40)),
+    Learner("LMNN-sgd", LMNN, "supervised",
+            dict(solver="sgd", random_state=0, max_iter=20, batch_size=16)),
     Learner("ITML", ITML, "pairs", dict(random_state=0, max_iter=200),
             expected_failed_checks=_ITML_EXPECTED),
     Learner("ITML_Supervised", ITML_Supervised, "supervised",

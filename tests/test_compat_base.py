@@ -294,7 +294,7 @@ def test_lmnn_metric_learn_names_map_exactly():
         LMNN("auto", 3).fit(X, y)
     with pytest.raises(ValueError, match="cannot be honoured by solver='lbfgs'"):
         LMNN(min_iter=10).fit(X, y)
-    with pytest.warns(UserWarning, match="learn_rate=1e-06 is used by solver='subgradient' only"):
+    with pytest.warns(UserWarning, match="learn_rate=1e-06 is used by solver='subgradient' and solver='sgd' only"):
         LMNN(learn_rate=1e-6, random_state=0).fit(X, y)
 
 

@@ -260,9 +260,11 @@ def test_verbose_table(capsys):
     header = [ln for ln in lines if "Iteration" in ln]
     assert len(header) == 1
     assert header[0].split()[1:] == ["Iteration", "Objective", "Active", "Time(s)"]
-    # phase lines: the target neighbours, then every impostor search with
-    # its candidate count, then the closing line
-    assert "target neighbours: 3 per point" in lines[0]
+    # phase lines: the start (right after validation), the target
+    # neighbours, then every impostor search with its candidate count, then
+    # the closing line
+    assert "fit on 150 x 4, 3 classes" in lines[0]
+    assert "target neighbours: 3 per point" in lines[1]
     searches = [ln for ln in lines if re.search(r"impostor search \d+:", ln)]
     assert len(searches) == lmnn.n_impostor_searches_
     assert re.search(r"impostor search 1: \d+ candidate pairs", searches[0])
@@ -347,7 +349,7 @@ def test_non_finite_input(bad):
         ({"max_iter": 0}, "max_iter"),
         ({"tol": -1.0}, "tol"),
         ({"regularization": 1.5}, "regularization"),
-        ({"solver": "sgd"}, "solver"),
+        ({"solver": "newton"}, "solver"),
         ({"init": "foo"}, "init"),
         ({"init": np.eye(3, 4)[:, :3]}, "init"),
     ],

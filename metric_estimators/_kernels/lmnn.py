@@ -190,19 +190,26 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
     (:func:`_pair_uniform`) is below ``fraction`` are returned.
     """
     na, nb = G.shape
-    # pass 1: an upper bound of the output size (no hashing)
+    sample = fraction < 1.0
+    # pass 1: the output size (with the sampling test, so that memory is
+    # that of the kept pairs only)
     bound = 0
     for a in range(na):
         ra = rho_rows[a]
         sa = sq_rows[a]
+        ia = rows[a]
         for b in range(nb):
             v = sa + sq_cols[b] - 2.0 * G[a, b]
-            bound += (v < ra) + (symmetric and v < rho_cols[b])
+            if v < ra and (not sample or _pair_uniform(
+                    hashes[0, ia], hashes[1, cols[b]]) < fraction):
+                bound += 1
+            if symmetric and v < rho_cols[b] and (not sample or _pair_uniform(
+                    hashes[0, cols[b]], hashes[1, ia]) < fraction):
+                bound += 1
     anchors = np.empty(bound, dtype=np.int64)
     imps = np.empty(bound, dtype=np.int64)
     if bound == 0:
         return anchors, imps
-    sample = fraction < 1.0
     q = 0
     for a in range(na):
         ra = rho_rows[a]

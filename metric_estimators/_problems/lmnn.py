@@ -26,19 +26,22 @@ from .._kernels.lmnn import (
 )
 from .neighbours import nearest_in_groups
 
-__all__ = ["ImpostorSet", "LMNNObjective", "find_target_neighbors"]
+__all__ = ["ImpostorSet", "LMNNObjective", "SampledLMNNObjective", "find_target_neighbors"]
 
 # Candidate impostors are searched within ``SLACK`` times the margin radius,
 # so that small changes of L do not require a new search (see ImpostorSet).
 SLACK = 1.5
 # Entries of a distance block computed at once (memory ~ 8 bytes each).
 BLOCK = 1 << 21
+# Memory per stored impostor pair, all arrays of a solver step included
+# (indices, distances, weights, the keys compared after a search).
+PAIR_BYTES = 72
 # Sampled searches switch to the fixed list of eligible pairs when it holds
 # at most this many times max_impostors pairs.
 ELIGIBLE_FACTOR = 10
 
 
-def find_target_neighbors(X, y_idx, n_neighbors):
+def find_target_neighbors(X, y_idx, n_neighbors, progress=None):
     """The ``n_neighbors`` nearest same-class points of every point.
 
     Exact Euclidean search (:func:`~metric_estimators._problems.neighbours.nearest_in_groups`):
@@ -51,7 +54,7 @@ def find_target_neighbors(X, y_idx, n_neighbors):
     -------
     targets : ndarray of shape (n_samples, n_neighbors), int64
     """
-    return nearest_in_groups(X, y_idx, n_neighbors)
+    return nearest_in_groups(X, y_idx, n_neighbors, progress=progress)
 
 
 class ImpostorSet:
@@ -70,9 +73,11 @@ class ImpostorSet:
     missing, so the returned ``L`` is a stationary point of the exact loss.
     """
 
-    def __init__(self, y_idx, has_targets, max_impostors, seed=0, log=None):
+    def __init__(self, y_idx, has_targets, max_impostors, seed=0, log=None,
+                 progress=None):
         self.y_idx = y_idx
         self.log = log  # called with a line of text after every search
+        self.progress = progress  # called during a search (throttled there)
         self.has_targets = has_targets
         self.max_impostors = max_impostors
         self.n_samples = y_idx.size
@@ -155,7 +160,19 @@ class ImpostorSet:
         start_fraction = self.fraction
         if self.hashes is None:
             self.hashes = point_hashes(n, self.seed)
+        if self.fraction == 1.0 and self.since_search is None:
+            # first search: estimate the number of pairs from a sample of
+            # anchors, and sample from the start if it exceeds the budget
+            # (else the scan would hold every in-radius pair of a block)
+            expected = self._estimate_pairs(Zs, sq, rho)
+            if expected > cap:
+                self.fraction = 0.5 * cap / expected
+        n_done = 0
         for rows, cols in self._blocks():
+            if self.progress is not None:
+                self.progress(f"impostor search {self.n_searches + 1}: "
+                              f"{n_done} of {n} anchors, {n_acc} candidates")
+            n_done += rows.size
             G = Zs[rows] @ Zs[cols].T
             a, b = threshold_block(
                 G, sq[rows], sq[cols], rho[rows], rho[cols], rows, cols, True,
@@ -177,11 +194,17 @@ class ImpostorSet:
         if self.fraction < start_fraction:
             self.n_changes += start_fraction < 1.0 or self.since_search is not None
             if start_fraction == 1.0:
+                full = cap / (0.5 * self.fraction)  # pairs of the exact loss
                 warnings.warn(
                     f"More than max_impostors={cap} impostor pairs are "
-                    "active; the push term is estimated on a fixed random "
-                    f"subset of impostor pairs (fraction {self.fraction:.3g}). "
-                    "Increase max_impostors for the exact LMNN loss.",
+                    "near-active (about {:.3g}); the push term is estimated "
+                    "on a fixed random subset of impostor pairs (fraction "
+                    f"{self.fraction:.3g}). The exact LMNN loss needs "
+                    "max_impostors >= {:.3g}: about {:.3g} GB more memory "
+                    "and, per iteration, about {:.3g} times the time spent "
+                    "on impostors now.".format(
+                        full, 1.2 * full, PAIR_BYTES * 1.2 * full / 1e9,
+                        1.0 / self.fraction),
                     UserWarning,
                 )
         expected = self.fraction * float(n) * n
@@ -192,6 +215,20 @@ class ImpostorSet:
             empty = np.empty(0, dtype=np.int64)
             return empty, empty
         return np.concatenate(acc_i), np.concatenate(acc_l)
+
+    def _estimate_pairs(self, Zs, sq, rho, n_anchors=256):
+        """Estimated number of (anchor, impostor) pairs within ``rho``.
+
+        From a fixed sample of anchors (every pair counted for its anchor).
+        """
+        n = self.n_samples
+        rng = np.random.RandomState(self.seed)
+        anchors = np.sort(rng.choice(n, min(n, n_anchors), replace=False))
+        G = Zs[anchors] @ Zs.T
+        D = sq[anchors, None] + sq[None, :] - 2.0 * G
+        inside = (D < rho[anchors, None]) & (
+            self.y_idx[anchors, None] != self.y_idx[None, :])
+        return float(inside.sum()) * n / anchors.size
 
     def _search_eligible(self, Z, rho):
         """Sampled search restricted to the eligible pairs.
@@ -270,3 +307,107 @@ class LMNNObjective:
         """Search at ``flat``; return how many active impostors were missing."""
         Z, _, R = self._embed(flat)
         return self.impostors.refresh(Z, R)
+
+
+class SampledLMNNObjective:
+    """Unbiased mini-batch estimate of the squared-hinge LMNN loss, per point.
+
+    The loss of :class:`LMNNObjective` with ``squared=True``, divided by
+    ``n_samples``, is ``(1/n) sum_i f_i(L)`` with ``f_i`` the pull term of
+    anchor ``i`` plus its push terms over all other-class points ``l``.  A
+    batch of anchors ``B`` and a uniform sample ``S`` of ``m`` reference
+    points (without replacement) give the estimate
+
+    .. math::
+
+        \\frac{1}{|B|} \\sum_{i \\in B} \\Big[(1 - \\mu) \\sum_j d_{ij}
+        + \\mu \\frac{n}{m} \\sum_{l \\in S, y_l \\ne y_i} \\sum_j
+        [1 + d_{ij} - d_{il}]_+^2\\Big]
+
+    whose expectation is that loss for any ``L`` (every point is in ``S``
+    with probability ``m / n``); with ``m >= n`` the push sum is exact.  No
+    impostor set is stored: memory is ``O(|B| m)`` per batch whatever
+    ``n`` is (stochastic LMNN in the spirit of mlpack's SGD/AMSGrad
+    optimisers, here with sampled rather than stored impostors).
+    """
+
+    def __init__(self, X, targets, y_idx, push_weight, n_components):
+        self.X = X
+        self.targets = targets
+        self.valid = targets >= 0
+        self.y_idx = y_idx
+        self.push_weight = push_weight
+        self.shape = (n_components, X.shape[1])
+        self.n_samples = X.shape[0]
+
+    def __call__(self, flat, batch, refs):
+        """Estimated loss and gradient (flattened) at ``flat`` on one batch.
+
+        Parameters
+        ----------
+        flat : ndarray of shape (n_components * n_features,)
+        batch : ndarray of int
+            Anchors ``B``.
+        refs : ndarray of int
+            The reference sample ``S`` (all points for the exact push sum).
+        """
+        L = flat.reshape(self.shape)
+        X, n = self.X, self.n_samples
+        mu = self.push_weight
+        b = batch.size
+        tg = self.targets[batch]
+        valid = self.valid[batch]
+        XB, XR = X[batch], X[refs]
+        ZB, ZR = XB @ L.T, XR @ L.T
+        # pull edges (i, j): embedded and input differences
+        XT = X[np.where(valid, tg, 0)]                      # (b, k, d)
+        dX_t = XB[:, None, :] - XT
+        dZ_t = dX_t @ L.T                                   # (b, k, c)
+        td = np.einsum("bkc,bkc->bk", dZ_t, dZ_t) * valid    # (b, k)
+        # push: squared distances to the references, other classes only
+        sqB = np.einsum("ij,ij->i", ZB, ZB)
+        sqR = np.einsum("ij,ij->i", ZR, ZR)
+        D = ZB @ ZR.T
+        D *= -2.0
+        D += sqB[:, None]
+        D += sqR[None, :]
+        other = self.y_idx[batch][:, None] != self.y_idx[refs][None, :]
+        scale = max(n / refs.size, 1.0) * mu
+        W = np.zeros_like(D)                                 # d loss / d d_il
+        w_t = (1.0 - mu) * valid.astype(np.float64)          # d loss / d d_ij
+        loss = (1.0 - mu) * td.sum()
+        for t in range(tg.shape[1]):
+            H = (1.0 + td[:, t, None]) - D
+            np.maximum(H, 0.0, out=H)
+            H *= other
+            H[~valid[:, t]] = 0.0
+            loss += scale * np.einsum("ij,ij->", H, H)
+            W -= 2.0 * scale * H
+            w_t[:, t] += 2.0 * scale * H.sum(axis=1)
+        # d/dL of sum w ||L (x_a - x_b)||^2 is 2 sum w (z_a - z_b)(x_a - x_b)^T
+        rs, cs = W.sum(axis=1), W.sum(axis=0)
+        G = (ZB * rs[:, None]).T @ XB + (ZR * cs[:, None]).T @ XR
+        G -= ZB.T @ (W @ XR) + ZR.T @ (W.T @ XB)
+        G += np.einsum("bkc,bk,bkd->cd", dZ_t, w_t, dX_t)
+        return loss / b, (2.0 / b) * G.ravel()
+
+    def sample(self, flat, batch, rng, n_refs=4096):
+        """:meth:`__call__` on a fresh uniform sample of ``n_refs`` references.
+
+        All points when there are at most ``n_refs`` (the push sum is then
+        exact); ``rng`` is a RandomState.
+        """
+        n = self.n_samples
+        refs = (np.arange(n) if n <= n_refs
+                else np.sort(rng.choice(n, n_refs, replace=False)))
+        return self(flat, batch, refs)
+
+    def full_loss(self, flat, block=512):
+        """The exact loss per point (every anchor, every reference)."""
+        refs = np.arange(self.n_samples)
+        total = 0.0
+        for start in range(0, self.n_samples, block):
+            batch = refs[start:start + block]
+            f, _ = self(flat, batch, refs)
+            total += f * batch.size
+        return total / self.n_samples

@@ -116,7 +116,7 @@ def knn_indices(X, k, *, block=BLOCK):
     return nearest(X, X, k, self_index=np.arange(X.shape[0]), block=block)
 
 
-def nearest_in_groups(X, groups, k, *, block=BLOCK):
+def nearest_in_groups(X, groups, k, *, block=BLOCK, progress=None):
     """The ``k`` nearest other points of the same group, padded with -1.
 
     Parameters
@@ -129,6 +129,8 @@ def nearest_in_groups(X, groups, k, *, block=BLOCK):
         ``m - 1`` neighbours (the rest of the row is -1).
     block : int, default=BLOCK
         See :func:`nearest`.
+    progress : callable or None, default=None
+        ``progress(text)`` after every group (e.g. a throttled report line).
 
     Returns
     -------
@@ -137,12 +139,16 @@ def nearest_in_groups(X, groups, k, *, block=BLOCK):
     """
     X = np.asarray(X, dtype=np.float64)
     out = np.full((X.shape[0], k), -1, dtype=np.int64)
+    done = 0
     for g in np.unique(groups):
         members = np.flatnonzero(groups == g)  # increasing: the tie rule holds
         kg = min(k, members.size - 1)
         if kg < 1:
             continue
         out[members, :kg] = members[knn_indices(X[members], kg, block=block)]
+        done += members.size
+        if progress is not None:
+            progress(f"target neighbours: {done} of {X.shape[0]} points")
     return out
 
 

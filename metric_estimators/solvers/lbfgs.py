@@ -8,6 +8,16 @@ curvature pairs, costs more than the small change of objective), but a run
 whose stopping test compared different objectives is restarted from where it
 stopped, and the result is only accepted once ``confirm(x)`` says that the
 objective at the final ``x`` is the true one.
+
+Besides scipy's own tests, :func:`lbfgs_with_restarts` can stop on the
+*relative objective change over a window* (``ftol``, ``window``): when the
+objective, since the last change of the objective, decreased by less than
+``ftol`` per iteration, relative, over the last ``window`` iterations.  On
+losses that sum many hinge terms the projected gradient stays large long
+after the objective has settled (LMNN on digits: 0.02 % above the final
+value after 72 iterations, scipy's tests still running at 166), so a
+gradient test alone runs many iterations that change nothing a user sees.
+The callback may also ask to stop (return True).
 """
 
 from scipy.optimize import minimize
@@ -32,7 +42,8 @@ def lbfgs(fun, x0, *, max_iter, gtol, ftol=None, callback=None):
         Relative decrease tolerance (scipy's ``ftol``); None keeps scipy's
         default.
     callback : callable or None, default=None
-        ``callback(x, f)`` after every iteration.
+        ``callback(x, f)`` after every iteration; returning True stops the
+        run (``status == 99``).
 
     Returns
     -------
@@ -45,13 +56,20 @@ def lbfgs(fun, x0, *, max_iter, gtol, ftol=None, callback=None):
     scipy_callback = None
     if callback is not None:
         def scipy_callback(intermediate_result):
-            callback(intermediate_result.x, float(intermediate_result.fun))
+            if callback(intermediate_result.x, float(intermediate_result.fun)):
+                raise StopIteration
     return minimize(fun, x0, method="L-BFGS-B", jac=True,
                     callback=scipy_callback, options=options)
 
 
+def relative_change(history, window):
+    """Mean relative decrease per iteration over the last ``window`` values of ``history``."""
+    old, new = history[-1 - window], history[-1]
+    return (old - new) / (window * max(abs(new), 1e-300))
+
+
 def lbfgs_with_restarts(fun, x0, *, max_iter, gtol, callback=None,
-                        version=None, confirm=None):
+                        version=None, confirm=None, ftol=None, window=10):
     """L-BFGS-B on an objective that may change during the run.
 
     Parameters
@@ -65,7 +83,8 @@ def lbfgs_with_restarts(fun, x0, *, max_iter, gtol, callback=None,
     gtol : float
         Tolerance on the projected gradient of each run.
     callback : callable or None, default=None
-        ``callback(x, f)`` after every iteration; it may refresh ``fun``.
+        ``callback(x, f)`` after every iteration; it may refresh ``fun``, and
+        returning True stops the whole solve (``converged`` is then False).
     version : callable or None, default=None
         ``version() -> int``, a counter that changes whenever ``fun`` was
         changed (by the callback or by ``fun`` itself).  A run during which
@@ -74,6 +93,13 @@ def lbfgs_with_restarts(fun, x0, *, max_iter, gtol, callback=None,
         ``confirm(x) -> bool`` when a run stops on an unchanged objective:
         True accepts ``x``; False says ``fun`` changed at ``x``, and a new run
         starts there.
+    ftol : float or None, default=None
+        Stop (then ``confirm``) once the objective decreased by less than
+        ``ftol`` per iteration, relative, over the last ``window`` iterations
+        during which ``version()`` did not change (:func:`relative_change`).
+        None: scipy's tests only.
+    window : int, default=10
+        See ``ftol``.
 
     Returns
     -------
@@ -85,12 +111,38 @@ def lbfgs_with_restarts(fun, x0, *, max_iter, gtol, callback=None,
     x = x0
     n_iter = 0
     converged = False
+    state = {"history": [], "version": None, "why": None}
+
+    def watch(xk, f):
+        if callback is not None and callback(xk, f):
+            state["why"] = "callback"
+            return True
+        now = None if version is None else version()
+        if now != state["version"]:  # the objective changed: new window
+            state["version"], state["history"] = now, []
+        history = state["history"]
+        history.append(f)
+        if (ftol is not None and len(history) > window
+                and relative_change(history, window) < ftol):
+            state["why"] = "ftol"
+            return True
+        return False
+
     while n_iter < max_iter:
         before = None if version is None else version()
+        state["why"] = None
         res = lbfgs(fun, x, max_iter=max_iter - n_iter, gtol=gtol,
-                    callback=callback)
+                    callback=watch)
         x = res.x
         n_iter += max(int(res.nit), 1)
+        if state["why"] == "callback":
+            break
+        if state["why"] == "ftol":
+            if confirm is None or confirm(x):
+                converged = True
+                break
+            state["history"] = []  # the objective changed at x
+            continue
         if res.status == 1:  # max_iter
             break
         if res.nit > 0 and (

@@ -1,0 +1,232 @@
+"""LMNN at scale (issue 16) and its first-hour defaults (issue 17).
+
+solver='sgd' against the exact objective, warm_start, the callback, the
+default stopping rule, progress output and the optional tqdm bar.
+"""
+
+import sys
+import types
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import StandardScaler
+
+from metric_estimators import LMNN
+from metric_estimators._problems.lmnn import (
+    ImpostorSet,
+    LMNNObjective,
+    SampledLMNNObjective,
+    find_target_neighbors,
+)
+from metric_estimators._reporting import FitReport, make_progress_bar
+from metric_estimators.solvers.lbfgs import relative_change
+
+
+def _iris():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def _exact(X, y, L):
+    """Squared-hinge loss per point with every impostor (L-BFGS's objective)."""
+    _, y_idx = np.unique(y, return_inverse=True)
+    targets = find_target_neighbors(X, y_idx, 3)
+    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9)
+    obj = LMNNObjective(X, targets, imps, 0.5, True, L.shape[0])
+    return obj(L.ravel())[0] / X.shape[0]
+
+
+# --------------------------------------------------------------------- sgd
+
+
+def test_sampled_objective_is_exact_with_all_references():
+    X, y = _iris()
+    _, y_idx = np.unique(y, return_inverse=True)
+    targets = find_target_neighbors(X, y_idx, 3)
+    L = np.random.RandomState(0).randn(3, 4)
+    obj = SampledLMNNObjective(X, targets, y_idx, 0.5, 3)
+    assert obj.full_loss(L.ravel()) == pytest.approx(_exact(X, y, L), rel=1e-12)
+    # and the batch gradient over all anchors and references is the exact one
+    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9)
+    _, g = LMNNObjective(X, targets, imps, 0.5, True, 3)(L.ravel())
+    _, g_all = obj(L.ravel(), np.arange(150), np.arange(150))
+    np.testing.assert_allclose(g_all, g / 150, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sampled_gradient_finite_differences(seed):
+    X, y = _iris()
+    _, y_idx = np.unique(y, return_inverse=True)
+    targets = find_target_neighbors(X, y_idx, 3)
+    rng = np.random.RandomState(seed)
+    L = rng.randn(3, 4)
+    obj = SampledLMNNObjective(X, targets, y_idx, 0.5, 3)
+    batch = np.sort(rng.choice(150, 20, replace=False))
+    refs = np.sort(rng.choice(150, 60, replace=False))
+    _, g = obj(L.ravel(), batch, refs)
+    eps = 1e-6
+    num = np.array([
+        (obj(L.ravel() + eps * e, batch, refs)[0]
+         - obj(L.ravel() - eps * e, batch, refs)[0]) / (2 * eps)
+        for e in np.eye(L.size)])
+    np.testing.assert_allclose(g, num, rtol=1e-5, atol=1e-6 * np.abs(num).max())
+
+
+def test_sampled_objective_is_unbiased():
+    X, y = _iris()
+    _, y_idx = np.unique(y, return_inverse=True)
+    targets = find_target_neighbors(X, y_idx, 3)
+    L = np.random.RandomState(1).randn(4, 4)
+    obj = SampledLMNNObjective(X, targets, y_idx, 0.5, 4)
+    rng = np.random.RandomState(0)
+    est = np.mean([obj(L.ravel(), np.arange(150),
+                       np.sort(rng.choice(150, 50, replace=False)))[0]
+                   for _ in range(400)])
+    assert est == pytest.approx(_exact(X, y, L), rel=0.02)
+
+
+def test_sgd_reaches_lbfgs_objective_within_one_percent():
+    X, y = _iris()
+    ref = LMNN(random_state=0, tol=1e-7, max_iter=3000).fit(X, y)
+    sgd = LMNN(solver="sgd", random_state=0, max_iter=200, batch_size=32,
+               learn_rate=0.03, tol=1e-9).fit(X, y)
+    f_ref = _exact(X, y, ref.components_)
+    f_sgd = _exact(X, y, sgd.components_)
+    assert f_sgd <= 1.01 * f_ref
+    assert f_sgd < 0.7 * _exact(X, y, np.eye(4))  # it did learn
+
+
+def test_sgd_is_deterministic_and_stops_on_callback():
+    X, y = _iris()
+    a = LMNN(solver="sgd", random_state=3, max_iter=5, batch_size=16).fit(X, y)
+    b = LMNN(solver="sgd", random_state=3, max_iter=5, batch_size=16).fit(X, y)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    seen = []
+
+    def cb(est, it):
+        seen.append((it, est.components_.copy()))
+        return it == 2
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        c = LMNN(solver="sgd", random_state=3, max_iter=50, batch_size=16,
+                 callback=cb).fit(X, y)
+    assert [s[0] for s in seen] == [1, 2] and c.n_iter_ == 2
+    np.testing.assert_array_equal(c.components_, seen[-1][1])
+
+
+# ------------------------------------------------------ warm start, callback
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "subgradient"])
+def test_callback_stops_without_warning(solver):
+    X, y = _iris()
+    calls = []
+
+    def cb(est, it):
+        calls.append(it)
+        assert est.components_.shape == (4, 4)
+        return it >= 3
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        lmnn = LMNN(solver=solver, callback=cb, random_state=0).fit(X, y)
+    assert calls == [1, 2, 3] and lmnn.n_iter_ <= 3
+    assert len(lmnn.loss_curve_) == 3
+
+
+def test_warm_start_continues_from_components():
+    X, y = _iris()
+    full = LMNN(random_state=0, max_iter=1000).fit(X, y)
+    warm = LMNN(random_state=0, warm_start=True, max_iter=1000).fit(X, y)
+    first = warm.components_.copy()
+    warm.fit(X, y)  # from a converged L: little left to do
+    assert warm.n_iter_ < full.n_iter_
+    assert warm.loss_curve_[0] <= full.loss_curve_[-1] * (1 + 1e-6)
+    np.testing.assert_allclose(warm.components_, first, rtol=0.05, atol=0.05)
+    # without warm_start a refit starts again from init
+    cold = LMNN(random_state=0, max_iter=1000).fit(X, y)
+    cold.fit(X, y)
+    assert cold.n_iter_ == full.n_iter_
+
+
+# ------------------------------------------------------------ defaults
+
+
+@pytest.mark.parametrize("loader", [load_iris, load_wine, load_breast_cancer,
+                                    load_digits])
+def test_defaults_converge_on_bundled_data(loader):
+    X, y = loader(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        lmnn = LMNN(random_state=0).fit(X, y)
+    assert lmnn.n_iter_ < LMNN().max_iter
+
+
+def test_relative_change_rule():
+    assert relative_change([110.0, 105.0, 100.0], 2) == pytest.approx(0.05)
+    assert relative_change([100.0, 100.0], 1) == 0.0
+
+
+# ------------------------------------------------------------ progress
+
+
+def test_progress_lines_are_throttled(capsys):
+    rep = FitReport("X", verbose=1, interval=10.0)
+    assert rep.progress("inside") is False  # within 10 s of the start
+    rep.phase("a phase")
+    assert rep.progress("after phase") is False  # within 10 s of a line
+    rep.interval = 0.0
+    assert rep.progress("now") is True
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and "a phase" in out[0] and "now" in out[1]
+    assert FitReport("X", verbose=0, interval=0.0).progress("quiet") is False
+
+
+def test_progress_bar_hook_uses_tqdm_auto(monkeypatch):
+    made = []
+
+    class FakeBar:
+        def __init__(self, total, desc, **kwargs):
+            self.total, self.desc, self.n, self.closed = total, desc, 0, False
+            self.lines = []
+            made.append(self)
+
+        def update(self, k):
+            self.n += k
+
+        def set_postfix_str(self, text, refresh=True):
+            self.postfix = text
+
+        def write(self, text, file=None):
+            self.lines.append(text)
+
+        def close(self):
+            self.closed = True
+
+    fake = types.ModuleType("tqdm.auto")
+    fake.tqdm = FakeBar
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", fake)
+    assert make_progress_bar("auto", 1, 10, "LMNN") is None  # not a notebook
+    assert make_progress_bar(False, 1, 10, "LMNN") is None
+    monkeypatch.setattr("metric_estimators._reporting._in_notebook", lambda: True)
+    X, y = _iris()
+    lmnn = LMNN(max_iter=4, verbose=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        lmnn.fit(X, y)
+    assert len(made) == 1
+    bar = made[0]
+    assert bar.total == 4 and bar.desc == "LMNN" and bar.n == lmnn.n_iter_
+    assert bar.closed and "Objective=" in bar.postfix
+    assert any("Iteration" in ln for ln in bar.lines)  # text through the bar
+
+
+def test_progress_bar_absent_without_tqdm(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # import fails
+    assert make_progress_bar(True, 1, 10, "LMNN") is None
