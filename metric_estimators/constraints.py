@@ -14,8 +14,6 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._problems.neighbours import nearest, nearest_in_groups
-
 __all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets",
            "Constraints", "wrap_pairs"]
 
@@ -214,6 +212,9 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
     y = np.asarray(y)
     check_classification_targets(y)
     classes, y_idx = np.unique(y, return_inverse=True)
+    # the numba k-NN kernels load on first use, not when the package is imported
+    from ._problems.neighbours import nearest, nearest_in_groups
+
     genuine = nearest_in_groups(X, y_idx, k_genuine)
     out = []
     for c in range(classes.size):
