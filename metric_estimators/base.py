@@ -27,6 +27,7 @@ from ._validation import (
     apply_preprocessor,
     check_indices,
     check_square_matrix,
+    plain,
     resolve_preprocessor,
     validate_pair_labels,
     validate_pairs,
@@ -478,7 +479,7 @@ class PairsClassifierMixin(ClassifierMixin):
         """
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
             raise ValueError(
-                f"threshold must be a real number (a distance), got {threshold!r}."
+                f"threshold must be a real number (a distance), got {plain(threshold)!r}."
             )
         if not np.isfinite(threshold):
             raise ValueError(f"threshold must be finite, got {float(threshold)}.")
@@ -592,12 +593,12 @@ def renamed_parameter(estimator, old, new, default, *, stacklevel=4):
     name = type(estimator).__name__
     if not (value_new is default or value_new == default):
         raise ValueError(
-            f"{name} got both {old}={value_old!r} (metric-learn's name) and "
-            f"{new}={value_new!r}; pass only {new}."
+            f"{name} got both {old}={plain(value_old)!r} (metric-learn's name) and "
+            f"{new}={plain(value_new)!r}; pass only {new}."
         )
     warnings.warn(
         f"{name}: {old} is metric-learn's name of {new}; use "
-        f"{new}={value_old!r} (accepted for now, removed in a future "
+        f"{new}={plain(value_old)!r} (accepted for now, removed in a future "
         "release).", FutureWarning, stacklevel=stacklevel)
     return value_old
 
@@ -675,8 +676,8 @@ def check_calibration_params(strategy="accuracy", min_rate=None, beta=1.0):
             raise ValueError(f"strategy={strategy!r} needs min_rate in [0, 1].")
         if (isinstance(min_rate, bool) or not isinstance(min_rate, numbers.Real)
                 or not 0 <= min_rate <= 1):
-            raise ValueError(f"min_rate must be a number in [0, 1], got {min_rate!r}.")
+            raise ValueError(f"min_rate must be a number in [0, 1], got {plain(min_rate)!r}.")
     if strategy == "f_beta":
         if (isinstance(beta, bool) or not isinstance(beta, numbers.Real)
                 or not (beta >= 0 and np.isfinite(beta))):
-            raise ValueError(f"beta must be a number >= 0, got {beta!r}.")
+            raise ValueError(f"beta must be a number >= 0, got {plain(beta)!r}.")

@@ -20,6 +20,12 @@ from ._kernels.cycle_projections import project_nonnegative
 from ._kernels.edges import edges_to_matrix, matrix_to_edges
 from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
+
+_SIMILARITY_HINT = (
+    "MetricNearness takes dissimilarities (d(i, i) = 0); a non-zero diagonal "
+    "usually means a similarity matrix S (a kernel, correlation or affinity "
+    "with S[i, i] = 1): pass 1 - S (or S.max() - S) instead."
+)
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.oracles import (
@@ -176,7 +182,8 @@ class MetricNearness(BaseEstimator):
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         self._validate_params()
         D = check_symmetric_matrix(D, "D", accept_sparse=True,
-                                   nonnegative=True, zero_diagonal=True)
+                                   nonnegative=True, zero_diagonal=True,
+                                   diagonal_hint=_SIMILARITY_HINT)
         n = D.shape[0]
         if sparse.issparse(D):
             self._fit_sparse(D, sample_weight, report)
