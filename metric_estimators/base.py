@@ -6,6 +6,7 @@ n_features).  The learned (squared) distance is
 """
 
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -218,7 +219,44 @@ def check_array_2d(A, name):
     return A
 
 
-class BaseMetricLearner(BaseEstimator):
+# The "?" link of an estimator's HTML representation (in Jupyter) points to
+# its API page, ``DOC_LINK_TEMPLATE.format(docs_url=..., estimator_name=...)``.
+# ``docs_url`` is the environment variable METRIC_ESTIMATORS_DOCS_URL (the
+# root of a built or hosted copy of docs/, e.g. ``file:///path/to/docs/
+# _build/html`` or a web address), read when the link is made; without it
+# there is no link, since the documentation is not hosted yet.
+DOC_LINK_TEMPLATE = "{docs_url}/generated/metric_estimators.{estimator_name}.html"
+DOCS_URL_ENV = "METRIC_ESTIMATORS_DOCS_URL"
+
+
+class DocLinkMixin:
+    """Point the "?" of scikit-learn's HTML representation to our API pages.
+
+    scikit-learn builds the link from ``_doc_link_module``,
+    ``_doc_link_template`` and ``_doc_link_url_param_generator``; here the
+    template is :data:`DOC_LINK_TEMPLATE` with ``docs_url`` taken from the
+    environment variable ``METRIC_ESTIMATORS_DOCS_URL`` (empty: no link).
+    """
+
+    _doc_link_module = "metric_estimators"
+
+    @property
+    def _doc_link_template(self):
+        docs_url = os.environ.get(DOCS_URL_ENV, "").rstrip("/")
+        if not docs_url:
+            return ""
+        return DOC_LINK_TEMPLATE.replace("{docs_url}", docs_url)
+
+    @_doc_link_template.setter
+    def _doc_link_template(self, value):  # scikit-learn's own API allows it
+        raise AttributeError(f"set the environment variable {DOCS_URL_ENV} instead.")
+
+    def _doc_link_url_param_generator(self):
+        # every public estimator is documented as metric_estimators.<Name>
+        return {"estimator_name": type(self).__name__}
+
+
+class BaseMetricLearner(DocLinkMixin, BaseEstimator):
     """Base class of every metric learner: the ``preprocessor`` and the pair face.
 
     Subclass it (usually through :class:`MahalanobisMixin`) to write a learner

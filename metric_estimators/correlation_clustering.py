@@ -26,6 +26,7 @@ from ._kernels.correlation_clustering import (
 from ._kernels.edges import edges_to_matrix, matrix_to_edges
 from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
+from .base import DocLinkMixin
 from ._validation import check_signed_graph_has_negative
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
@@ -61,7 +62,7 @@ def correlation_clustering_cost(A, labels):
 
 
 
-class CorrelationClustering(ClusterMixin, BaseEstimator):
+class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
     """Weighted correlation clustering by an LP relaxation and pivot rounding.
 
     The graph is signed: ``A_ij > 0`` is the weight of an edge asking ``i``

@@ -20,12 +20,7 @@ from ._kernels.cycle_projections import project_nonnegative
 from ._kernels.edges import edges_to_matrix, matrix_to_edges
 from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
-
-_SIMILARITY_HINT = (
-    "MetricNearness takes dissimilarities (d(i, i) = 0); a non-zero diagonal "
-    "usually means a similarity matrix S (a kernel, correlation or affinity "
-    "with S[i, i] = 1): pass 1 - S (or S.max() - S) instead."
-)
+from .base import DocLinkMixin
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.oracles import (
@@ -42,6 +37,13 @@ __all__ = ["MetricNearness"]
 # 0/1 ("dirichlet") instances need ~2000 passes whatever the oracle does
 _SETTLE = 0.05
 
+_SIMILARITY_HINT = (
+    "MetricNearness takes dissimilarities (d(i, i) = 0); a non-zero diagonal "
+    "usually means a similarity matrix S (a kernel, correlation or affinity "
+    "with S[i, i] = 1): pass 1 - S (or S.max() - S) instead."
+)
+
+
 
 def _kl_divergence(x, d):
     """Generalised KL divergence ``sum x log(x / d) - x + d`` (``x, d > 0``)."""
@@ -49,7 +51,7 @@ def _kl_divergence(x, d):
 
 
 
-class MetricNearness(BaseEstimator):
+class MetricNearness(DocLinkMixin, BaseEstimator):
     """Nearest metric to a dissimilarity matrix (weighted squared L2, or KL).
 
     Solves ::

@@ -127,3 +127,18 @@ def test_messages_show_plain_numbers(call):
     assert messages, "expected an error or a warning"
     for message in messages:
         assert not NUMPY_REPR.search(message), message
+
+
+# -- the "?" link of the HTML representation ----------------------------------
+
+def test_html_repr_doc_link(monkeypatch):
+    from metric_estimators import LMNN
+
+    monkeypatch.delenv("METRIC_ESTIMATORS_DOCS_URL", raising=False)
+    assert LMNN()._get_doc_link() == ""  # docs not hosted: no dead link
+    monkeypatch.setenv("METRIC_ESTIMATORS_DOCS_URL", "https://docs.example/me/")
+    for est in (LMNN(), MetricNearness(), CorrelationClustering(), ITML_Supervised()):
+        url = f"https://docs.example/me/generated/metric_estimators.{type(est).__name__}.html"
+        assert est._get_doc_link() == url
+    assert 'href="https://docs.example/me/generated/metric_estimators.LMNN.html"' \
+        in LMNN()._repr_html_()
