@@ -77,6 +77,11 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
     are variables, the constraints are the graph's cycle inequalities plus
     ``M_e >= 0``, and the oracle runs Dijkstra from every node.
 
+    It is not a transformer: it repairs the one matrix it is fitted on
+    (``metric_``, also returned by ``fit_transform``) and has no
+    ``transform`` of new points. It takes dissimilarities (zero diagonal);
+    for a similarity matrix ``S`` with ``S[i, i] = 1`` pass ``1 - S``.
+
     Parameters
     ----------
     tol : float, default=1e-6
