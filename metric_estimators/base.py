@@ -324,10 +324,16 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     """Methods shared by every learner of a linear map ``L`` (``components_``).
 
     Provides ``transform``, ``get_mahalanobis_matrix``, ``get_metric``,
-    ``pair_distance``, ``pair_score`` and ``get_feature_names_out``; the
-    learner's ``fit`` must set ``components_`` and ``n_features_in_``.  It is
+    ``get_knn_params``, ``pair_distance``, ``pair_score`` and
+    ``get_feature_names_out``; the learner's ``fit`` must set ``components_`` and ``n_features_in_``.  It is
     a :class:`BaseMetricLearner` (hence a scikit-learn ``BaseEstimator``), so
     ``class MyLearner(MahalanobisMixin)`` is a complete estimator base.
+
+    Parameters
+    ----------
+    preprocessor : array-like of shape (n_samples, n_features), callable or None, default=None
+        As in :class:`BaseMetricLearner`: turns indices in pairs (and other
+        tuples) into points.
     """
 
     @property
