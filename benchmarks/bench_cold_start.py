@@ -1,10 +1,14 @@
 """Cold start of LMNN: a fresh process's imports and first fit on iris, numba cache warm.
 
-    python benchmarks/bench_cold_start.py --runs 5     # -> benchmarks/results/cold_start.{json,md}
+    python benchmarks/bench_cold_start.py --runs 5 --impls ours,nca
+    # -> benchmarks/results/cold_start.{json,md}
 
 One warm-up process populates the numba cache (not recorded), then ``--runs``
-fresh processes run ``benchmarks/workers/cold_start.py``; the row keeps every
-run and the medians. ``wall_including_interpreter`` is the runner's wall time
+fresh processes per implementation run ``benchmarks/workers/cold_start.py``,
+alternating between the implementations (so that a change of machine load
+hits both); a row per implementation keeps every run and the medians.
+``nca`` is scikit-learn's NeighborhoodComponentsAnalysis, the reference of
+the cold-start overhead (issue 17: ours - nca < 0.4 s). ``wall_including_interpreter`` is the runner's wall time
 of the whole subprocess.
 """
 
@@ -18,27 +22,37 @@ from benchmarks import runner  # noqa: E402
 
 STEM = "cold_start"
 STEPS = ("sklearn_import", "package_import", "first_fit", "total_after_start",
-         "wall_including_interpreter")
+         "cpu_after_start", "wall_including_interpreter")
 
 
-def measure(args) -> dict:
-    """Warm-up, then ``args.runs`` runs aggregated into one row."""
-    job = runner.Job("cold_start", "iris", "ours", {}, python=args.python)
+def measure(args) -> list:
+    """Warm-up, then ``args.runs`` alternating runs per implementation."""
+    impls = args.impls.split(",")
+    jobs = {impl: runner.Job("cold_start", "iris", impl, {}, python=args.python)
+            for impl in impls}
     info = runner.run_info()
     kw = dict(timeout=args.timeout, mem_limit_gb=args.mem_limit_gb, threads=args.threads,
               run_info=info)
-    runner.run_job(job, **kw)  # populate the numba cache
-    runs = [runner.run_job(job, **kw)[0] for _ in range(args.runs)]
-    bad = [r for r in runs if "error" in r]
-    if bad:
-        return bad[0]
-    for r in runs:
-        r["wall_including_interpreter"] = r["wall_time"]
-    row = {k: v for k, v in runs[-1].items() if k not in STEPS}
-    row["loadavg_start"] = runs[0]["loadavg_start"]
-    row["runs"] = [{k: r[k] for k in STEPS} for r in runs]
-    row.update({k: statistics.median(r[k] for r in runs) for k in STEPS})
-    return row
+    for job in jobs.values():
+        runner.run_job(job, **kw)  # populate the numba cache / the OS file cache
+    runs = {impl: [] for impl in impls}
+    for _ in range(args.runs):
+        for impl in impls:
+            runs[impl].append(runner.run_job(jobs[impl], **kw)[0])
+    rows = []
+    for impl in impls:
+        bad = [r for r in runs[impl] if "error" in r]
+        if bad:
+            rows.append(bad[0])
+            continue
+        for r in runs[impl]:
+            r["wall_including_interpreter"] = r["wall_time"]
+        row = {k: v for k, v in runs[impl][-1].items() if k not in STEPS}
+        row["loadavg_start"] = runs[impl][0]["loadavg_start"]
+        row["runs"] = [{k: r[k] for k in STEPS} for r in runs[impl]]
+        row.update({k: statistics.median(r[k] for r in runs[impl]) for k in STEPS})
+        rows.append(row)
+    return rows
 
 
 def render(rows: list, stem: str = STEM) -> str:
@@ -54,14 +68,26 @@ def render(rows: list, stem: str = STEM) -> str:
         load_end = (row.get("loadavg_end") or [None])[0]
         load = runner.load_1m(row)
         n_runs = len(runs) or row.get("n_runs")
-        lines += [f"{n_runs} runs; load 1m {'–' if load is None else load} at start, "
+        lines += [f"**{row.get('impl', 'ours')}**: "
+                  f"{n_runs} runs; load 1m {'–' if load is None else load} at start, "
                   f"{load_end} at end.", "",
                   "| step | median (s) | min (s) | max (s) |", "|---|---|---|---|"]
         for k in STEPS:
+            if k not in row:  # rows from before the step was recorded
+                continue
             vals = [r[k] for r in runs]
             low = min(vals) if vals else row["min"][k]  # rows transcribed from markdown
             high = max(vals) if vals else row["max"][k]
             lines.append(f"| {k} | {row[k]:.3f} | {low:.3f} | {high:.3f} |")
+        lines.append("")
+    by_impl = {r.get("impl"): r for r in rows if "error" not in r}
+    if "ours" in by_impl and "nca" in by_impl:
+        ours, nca = by_impl["ours"], by_impl["nca"]
+        lines.append("Overhead of ours over scikit-learn's NCA (medians): "
+                     + ", ".join(f"{k} {ours[k] - nca[k]:+.3f} s"
+                                 for k in ("total_after_start", "cpu_after_start",
+                                           "wall_including_interpreter")
+                                 if k in ours and k in nca))
         lines.append("")
     return "\n".join(lines)
 
@@ -70,9 +96,11 @@ def main(argv=None) -> int:
     parser = runner.base_parser(__doc__.splitlines()[0], timeout=300, repeat=False,
                                 output=STEM)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--impls", default="ours,nca",
+                        help="comma-separated: ours (LMNN), nca (scikit-learn's NCA)")
     args = parser.parse_args(argv)
     if not args.report:
-        runner.save_rows(args.output, [measure(args)])
+        runner.save_rows(args.output, measure(args))
     print(runner.write_markdown(args.output, render(runner.load_rows(args.output), args.output)))
     return 0
 

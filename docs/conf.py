@@ -28,6 +28,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
+    "sphinx.ext.intersphinx",
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
@@ -69,6 +70,19 @@ numpydoc_validation_exclude = {
     r"\.__init__$",
 }
 
+# -- intersphinx ----------------------------------------------------------------
+# The build runs without network (CI reaches only package registries), so the
+# inventories are read from docs/_inventories/ and never fetched: scikit-learn
+# 1.2 and scipy 1.10 from Debian's python-sklearn-doc / python-scipy-doc, and
+# a small hand-made numpy one (docs/_inventories/make_numpy_inventory.py).
+# Links point to the current ("stable") online documentation.
+intersphinx_mapping = {
+    "sklearn": ("https://scikit-learn.org/stable/", "_inventories/sklearn-objects.inv"),
+    "scipy": ("https://docs.scipy.org/doc/scipy/", "_inventories/scipy-objects.inv"),
+    "numpy": ("https://numpy.org/doc/stable/", "_inventories/numpy-objects.inv"),
+}
+intersphinx_timeout = 5
+
 # -- MyST (the implementation notes are Markdown) ----------------------------
 myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3
@@ -85,6 +99,11 @@ sphinx_gallery_conf = {
     "min_reported_time": 0,
     "show_memory": False,
     "plot_gallery": "True",
+    # "Examples using this class" on the API pages (docs/_templates/autosummary)
+    "doc_module": ("metric_estimators",),
+    "backreferences_dir": "generated/backreferences",
+    "reference_url": {"metric_estimators": None},
+    "inspect_global_variables": False,
 }
 
 # The gallery runs under a non-interactive backend.

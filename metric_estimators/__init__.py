@@ -1,25 +1,45 @@
-"""metric_estimators: fast, scikit-learn compatible classical metric learning."""
+"""metric_estimators: fast, scikit-learn compatible classical metric learning.
+
+The estimators are imported on first access (PEP 562 module ``__getattr__``):
+``import metric_estimators`` loads neither numba nor any kernel, and
+``from metric_estimators import LMNN`` loads only LMNN's module, whose numba
+kernels load from the cache when it first needs them.  ``python -m
+metric_estimators.warmup`` compiles every kernel into numba's on-disk cache.
+"""
+
+import importlib
 
 from . import exceptions
 from .base import BaseMetricLearner, MahalanobisMixin
 from .constraints import Constraints, positive_negative_pairs, wrap_pairs
-from .correlation_clustering import CorrelationClustering
-from .covariance import Covariance
-from .itml import ITML, ITML_Supervised
-from .lfda import LFDA
-from .lmnn import LMNN
-from .lsml import LSML, LSML_Supervised
-from .metric_nearness import MetricNearness
-from .mlkr import MLKR
-from .mmc import MMC, MMC_Supervised
-from .nca import NCA
-from .ordinal import LODML, OMDML
-from .project_and_forget import ProjectAndForget
-from .rca import RCA, RCA_Supervised
-from .scml import SCML, SCML_Supervised
-from .sdml import SDML, SDML_Supervised
 
 __version__ = "0.1.0.dev0"
+
+# public name -> module that defines it (imported when the name is first used)
+_LAZY = {
+    "Covariance": ".covariance",
+    "ITML": ".itml",
+    "ITML_Supervised": ".itml",
+    "LFDA": ".lfda",
+    "LMNN": ".lmnn",
+    "LSML": ".lsml",
+    "LSML_Supervised": ".lsml",
+    "MLKR": ".mlkr",
+    "MMC": ".mmc",
+    "MMC_Supervised": ".mmc",
+    "NCA": ".nca",
+    "RCA": ".rca",
+    "RCA_Supervised": ".rca",
+    "SCML": ".scml",
+    "SCML_Supervised": ".scml",
+    "SDML": ".sdml",
+    "SDML_Supervised": ".sdml",
+    "LODML": ".ordinal",
+    "OMDML": ".ordinal",
+    "ProjectAndForget": ".project_and_forget",
+    "MetricNearness": ".metric_nearness",
+    "CorrelationClustering": ".correlation_clustering",
+}
 
 __all__ = [
     # Mahalanobis learners (metric-learn's names)
@@ -33,3 +53,15 @@ __all__ = [
     "BaseMetricLearner", "MahalanobisMixin", "Constraints",
     "positive_negative_pairs", "wrap_pairs", "exceptions",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -8,6 +8,7 @@ their own checks here, written once and used by every learner.
 
 import numbers
 import re
+import warnings
 
 import numpy as np
 from scipy import sparse
@@ -21,6 +22,8 @@ __all__ = [
     "apply_preprocessor",
     "check_indices",
     "check_int",
+    "check_signed_graph_has_negative",
+    "plain",
     "check_pd_matrix",
     "check_n_components",
     "check_square_matrix",
@@ -40,6 +43,27 @@ __all__ = [
 # floating point) by the learners whose loss is invariant under the
 # corresponding reparametrisation (see power_of_two_scale).
 _SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
+
+# validate_ordered_points warns when the labels look continuous: more than
+# this many levels with fewer than _MIN_PER_LEVEL samples per level on average
+_MAX_PLAIN_LEVELS = 10
+_MIN_PER_LEVEL = 5
+
+
+def plain(value):
+    """``value`` with numpy scalars turned into Python numbers, for messages.
+
+    ``repr(np.float64(0.5))`` is ``'np.float64(0.5)'`` under numpy 2; error
+    messages show ``0.5``.  Tuples, lists and arrays become lists/tuples of
+    plain numbers (arrays: their ``tolist()``).
+    """
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (tuple, list)):
+        return type(value)(plain(v) for v in value)
+    return value
 
 
 def validate_points(estimator, X, y="no_validation", *, reset=True, **kwargs):
@@ -152,7 +176,18 @@ def validate_ordered_points(estimator, X, y):
     if levels.size < 2:
         raise ValueError(
             f"{name} needs at least 2 distinct label values in y (ordered "
-            f"levels); got only {levels[0]!r} (1 class)."
+            f"levels); got only {plain(levels[0])!r} (1 class)."
+        )
+    if (levels.size > _MAX_PLAIN_LEVELS
+            and n_samples < _MIN_PER_LEVEL * levels.size):
+        warnings.warn(
+            f"{name}: y has {levels.size} distinct values for {n_samples} "
+            f"samples (fewer than {_MIN_PER_LEVEL} per level on average); it "
+            "looks continuous, and every distinct value is one ordered level. "
+            "Bin it into a few ordered levels first, e.g. "
+            "KBinsDiscretizer(n_bins=5, encode='ordinal') or "
+            "np.digitize(y, np.quantile(y, [0.2, 0.4, 0.6, 0.8])).",
+            UserWarning, stacklevel=3,
         )
     return X, y, levels, level_idx
 
@@ -444,7 +479,7 @@ def check_square_matrix(M, name, size=None, *, like=None):
 def check_symmetric_matrix(M, name, size=None, *, like=None,
                            accept_sparse=False, nonnegative=False,
                            zero_diagonal=False, positive_off_diagonal=False,
-                           rtol=0.0):
+                           rtol=0.0, diagonal_hint=""):
     """Validate a finite real symmetric matrix, dense or sparse.
 
     The one validator of square matrices given by users (dissimilarities,
@@ -454,7 +489,8 @@ def check_symmetric_matrix(M, name, size=None, *, like=None,
     entries, a zero diagonal, strictly positive entries off the diagonal,
     and symmetry within ``rtol`` relative and ``1e-10`` times the largest
     absolute entry absolute.  A sparse matrix (``accept_sparse=True``) must
-    moreover have a symmetric sparsity pattern.
+    moreover have a symmetric sparsity pattern.  ``diagonal_hint`` is appended
+    to the error about a non-zero diagonal.
 
     Returns
     -------
@@ -468,13 +504,14 @@ def check_symmetric_matrix(M, name, size=None, *, like=None,
                 f"{name} must be a dense array, got a sparse matrix."
             )
         return _check_symmetric_sparse(M, name, nonnegative=nonnegative,
-                                       zero_diagonal=zero_diagonal)
+                                       zero_diagonal=zero_diagonal,
+                                       diagonal_hint=diagonal_hint)
     arr = check_square_matrix(M, name, size, like=like)
+    if zero_diagonal and np.any(np.diag(arr) != 0):
+        _raise_nonzero_diagonal(name, np.diag(arr), diagonal_hint)
     if nonnegative and arr.size and arr.min() < 0:
         raise ValueError(f"{name} must be non-negative; its smallest entry is "
                          f"{arr.min():.3g}.")
-    if zero_diagonal and np.any(np.diag(arr) != 0):
-        raise ValueError(f"{name} must have a zero diagonal.")
     if positive_off_diagonal and arr.size and (
         arr[~np.eye(arr.shape[0], dtype=bool)].min(initial=np.inf) <= 0
     ):
@@ -487,7 +524,36 @@ def check_symmetric_matrix(M, name, size=None, *, like=None,
     return (arr + arr.T) / 2
 
 
-def _check_symmetric_sparse(M, name, *, nonnegative, zero_diagonal):
+def _raise_nonzero_diagonal(name, diagonal, hint):
+    bad = np.flatnonzero(diagonal != 0)
+    raise ValueError(
+        f"{name} must have a zero diagonal; {bad.size} of its {diagonal.size} "
+        f"diagonal entries are not zero (e.g. {name}[{bad[0]}, {bad[0]}] = "
+        f"{diagonal[bad[0]]:.3g}).{(' ' + hint) if hint else ''}"
+    )
+
+
+def check_signed_graph_has_negative(A, estimator):
+    """Warn when a signed graph has no negative (repulsive) entry.
+
+    Without a negative weight, putting every node in one cluster disagrees
+    with no edge, so correlation clustering has nothing to decide.
+    ``A`` is a validated dense or sparse matrix.
+    """
+    data = A.data if sparse.issparse(A) else A
+    if data.size and data.min() >= 0:
+        warnings.warn(
+            f"{type(estimator).__name__}: A has no negative entry, so a single "
+            "cluster of all nodes is optimal (it violates no edge). Correlation "
+            "clustering needs repulsive (negative) weights between nodes that "
+            "should be apart; for a similarity matrix S in [0, 1], use e.g. "
+            "A = 2 * S - 1, or S - threshold.",
+            UserWarning, stacklevel=3,
+        )
+
+
+def _check_symmetric_sparse(M, name, *, nonnegative, zero_diagonal,
+                            diagonal_hint=""):
     """The sparse branch of :func:`check_symmetric_matrix`."""
     M = sparse.csr_matrix(M, dtype=np.float64)
     M.sum_duplicates()
@@ -495,14 +561,15 @@ def _check_symmetric_sparse(M, name, *, nonnegative, zero_diagonal):
         raise ValueError(f"{name} must be a square matrix, got shape {M.shape}.")
     if not np.all(np.isfinite(M.data)):
         raise ValueError(f"{name} contains NaN or infinity.")
-    if nonnegative and M.nnz and M.data.min() < 0:
-        raise ValueError(f"{name} must be non-negative; its smallest entry is "
-                         f"{M.data.min():.3g}.")
     if zero_diagonal and np.any(M.diagonal() != 0):
         loops = np.flatnonzero(M.diagonal() != 0)
         raise ValueError(
             f"{name} must have a zero diagonal: a sparse graph has no "
-            f"self-loops, but node {loops[0]} has one ({loops.size} in all).")
+            f"self-loops, but node {loops[0]} has one ({loops.size} in all)."
+            f"{(' ' + diagonal_hint) if diagonal_hint else ''}")
+    if nonnegative and M.nnz and M.data.min() < 0:
+        raise ValueError(f"{name} must be non-negative; its smallest entry is "
+                         f"{M.data.min():.3g}.")
     asym = abs(M - M.T)
     scale = max(abs(M).max(), np.finfo(float).tiny)
     if asym.nnz and asym.max() > 1e-10 * scale:
@@ -541,7 +608,7 @@ def check_pd_matrix(M, name, size=None, *, tol=1e-10):
 def check_int(value, name, minimum):
     """Check an integer parameter (used where _parameter_constraints cannot)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}.")
+        raise TypeError(f"{name} must be an integer, got {plain(value)!r}.")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}.")
     return int(value)

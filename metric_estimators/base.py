@@ -6,6 +6,7 @@ n_features).  The learned (squared) distance is
 """
 
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -27,6 +28,7 @@ from ._validation import (
     apply_preprocessor,
     check_indices,
     check_square_matrix,
+    plain,
     resolve_preprocessor,
     check_no_tuple_labels,
     validate_pair_labels,
@@ -221,7 +223,44 @@ def check_array_2d(A, name):
     return A
 
 
-class BaseMetricLearner(BaseEstimator):
+# The "?" link of an estimator's HTML representation (in Jupyter) points to
+# its API page, ``DOC_LINK_TEMPLATE.format(docs_url=..., estimator_name=...)``.
+# ``docs_url`` is the environment variable METRIC_ESTIMATORS_DOCS_URL (the
+# root of a built or hosted copy of docs/, e.g. ``file:///path/to/docs/
+# _build/html`` or a web address), read when the link is made; without it
+# there is no link, since the documentation is not hosted yet.
+DOC_LINK_TEMPLATE = "{docs_url}/generated/metric_estimators.{estimator_name}.html"
+DOCS_URL_ENV = "METRIC_ESTIMATORS_DOCS_URL"
+
+
+class DocLinkMixin:
+    """Point the "?" of scikit-learn's HTML representation to our API pages.
+
+    scikit-learn builds the link from ``_doc_link_module``,
+    ``_doc_link_template`` and ``_doc_link_url_param_generator``; here the
+    template is :data:`DOC_LINK_TEMPLATE` with ``docs_url`` taken from the
+    environment variable ``METRIC_ESTIMATORS_DOCS_URL`` (empty: no link).
+    """
+
+    _doc_link_module = "metric_estimators"
+
+    @property
+    def _doc_link_template(self):
+        docs_url = os.environ.get(DOCS_URL_ENV, "").rstrip("/")
+        if not docs_url:
+            return ""
+        return DOC_LINK_TEMPLATE.replace("{docs_url}", docs_url)
+
+    @_doc_link_template.setter
+    def _doc_link_template(self, value):  # scikit-learn's own API allows it
+        raise AttributeError(f"set the environment variable {DOCS_URL_ENV} instead.")
+
+    def _doc_link_url_param_generator(self):
+        # every public estimator is documented as metric_estimators.<Name>
+        return {"estimator_name": type(self).__name__}
+
+
+class BaseMetricLearner(DocLinkMixin, BaseEstimator):
     """Base class of every metric learner: the ``preprocessor`` and the pair face.
 
     Subclass it (usually through :class:`MahalanobisMixin`) to write a learner
@@ -289,15 +328,16 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     """Methods shared by every learner of a linear map ``L`` (``components_``).
 
     Provides ``transform``, ``get_mahalanobis_matrix``, ``get_metric``,
-    ``pair_distance``, ``pair_score`` and ``get_feature_names_out``; the
-    learner's ``fit`` must set ``components_`` and ``n_features_in_``.  It is
+    ``get_knn_params``, ``pair_distance``, ``pair_score`` and
+    ``get_feature_names_out``; the learner's ``fit`` must set ``components_`` and ``n_features_in_``.  It is
     a :class:`BaseMetricLearner` (hence a scikit-learn ``BaseEstimator``), so
     ``class MyLearner(MahalanobisMixin)`` is a complete estimator base.
 
     Parameters
     ----------
     preprocessor : array-like of shape (n_samples, n_features), callable or None, default=None
-        See :class:`BaseMetricLearner`.
+        As in :class:`BaseMetricLearner`: turns indices in pairs (and other
+        tuples) into points.
     """
 
     @property
@@ -346,9 +386,11 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
         Cost: it is called once per pair of points from Python, so
         ``KNeighborsClassifier(metric=est.get_metric())`` is about 100 times
-        slower than a k-NN on ``est.transform(X)`` (the same distances).
-        Prefer a Pipeline of this estimator and a k-NN, or
-        ``metric="mahalanobis", metric_params={"VI": est.get_mahalanobis_matrix()}``.
+        slower than a k-NN on ``est.transform(X)`` (the same distances; 7.6 s
+        against 0.065 s on digits).  Prefer a Pipeline of this estimator and
+        a k-NN, or ``KNeighborsClassifier(**est.get_knn_params())``
+        (``metric="mahalanobis", metric_params={"VI": M}``, see
+        :meth:`get_knn_params`).
 
         Returns
         -------
@@ -357,6 +399,30 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """
         check_is_fitted(self, "components_")
         return MahalanobisDistance(self.components_)
+
+    def get_knn_params(self):
+        """Return keyword arguments for a fast k-NN under the learned distance.
+
+        ``KNeighborsClassifier(n_neighbors=3, **est.get_knn_params())`` finds
+        the same neighbours as ``KNeighborsClassifier(3,
+        metric=est.get_metric())`` (up to ties between equal distances) at the
+        speed of scikit-learn's compiled Mahalanobis distance instead of one
+        Python call per pair of points.  The fastest route of all, when the
+        k-NN need not see the original features, is a Pipeline of this
+        estimator and the k-NN (a Euclidean k-NN on :meth:`transform`).
+
+        Returns
+        -------
+        params : dict
+            ``{"metric": "mahalanobis", "metric_params": {"VI": M}}`` with
+            ``M = components_.T @ components_``, for
+            :class:`~sklearn.neighbors.KNeighborsClassifier`,
+            :class:`~sklearn.neighbors.KNeighborsRegressor` or
+            :class:`~sklearn.neighbors.NearestNeighbors`.
+        """
+        check_is_fitted(self, "components_")
+        M = np.ascontiguousarray(self.get_mahalanobis_matrix(), dtype=np.float64)
+        return {"metric": "mahalanobis", "metric_params": {"VI": M}}
 
     def _pairs_preprocessor(self):
         # fitted estimators hold preprocessor_; a user's learner that never
@@ -487,7 +553,7 @@ class PairsClassifierMixin(ClassifierMixin):
         """
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
             raise ValueError(
-                f"threshold must be a real number (a distance), got {threshold!r}."
+                f"threshold must be a real number (a distance), got {plain(threshold)!r}."
             )
         if not np.isfinite(threshold):
             raise ValueError(f"threshold must be finite, got {float(threshold)}.")
@@ -601,12 +667,12 @@ def renamed_parameter(estimator, old, new, default, *, stacklevel=4):
     name = type(estimator).__name__
     if not (value_new is default or value_new == default):
         raise ValueError(
-            f"{name} got both {old}={value_old!r} (metric-learn's name) and "
-            f"{new}={value_new!r}; pass only {new}."
+            f"{name} got both {old}={plain(value_old)!r} (metric-learn's name) and "
+            f"{new}={plain(value_new)!r}; pass only {new}."
         )
     warnings.warn(
         f"{name}: {old} is metric-learn's name of {new}; use "
-        f"{new}={value_old!r} (accepted for now, removed in a future "
+        f"{new}={plain(value_old)!r} (accepted for now, removed in a future "
         "release).", FutureWarning, stacklevel=stacklevel)
     return value_old
 
@@ -834,8 +900,8 @@ def check_calibration_params(strategy="accuracy", min_rate=None, beta=1.0):
             raise ValueError(f"strategy={strategy!r} needs min_rate in [0, 1].")
         if (isinstance(min_rate, bool) or not isinstance(min_rate, numbers.Real)
                 or not 0 <= min_rate <= 1):
-            raise ValueError(f"min_rate must be a number in [0, 1], got {min_rate!r}.")
+            raise ValueError(f"min_rate must be a number in [0, 1], got {plain(min_rate)!r}.")
     if strategy == "f_beta":
         if (isinstance(beta, bool) or not isinstance(beta, numbers.Real)
                 or not (beta >= 0 and np.isfinite(beta))):
-            raise ValueError(f"beta must be a number >= 0, got {beta!r}.")
+            raise ValueError(f"beta must be a number >= 0, got {plain(beta)!r}.")

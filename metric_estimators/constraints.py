@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._problems.neighbours import nearest, nearest_in_groups
+from ._validation import plain
 
 __all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets",
            "Constraints", "wrap_pairs"]
@@ -214,6 +214,9 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
     y = np.asarray(y)
     check_classification_targets(y)
     classes, y_idx = np.unique(y, return_inverse=True)
+    # the numba k-NN kernels load on first use, not when the package is imported
+    from ._problems.neighbours import nearest, nearest_in_groups
+
     genuine = nearest_in_groups(X, y_idx, k_genuine)
     out = []
     for c in range(classes.size):
@@ -242,7 +245,7 @@ def _renamed_argument(old, old_value, new, new_value):
     if new_value is not None:
         raise ValueError(f"got both {old} and {new}; pass only {new}.")
     warnings.warn(f"{old} is metric-learn's former name of {new}; use "
-                  f"{new}={old_value!r}.", FutureWarning, stacklevel=3)
+                  f"{new}={plain(old_value)!r}.", FutureWarning, stacklevel=3)
     return old_value
 
 
@@ -350,7 +353,7 @@ class Constraints:
         for name, value in (("n_chunks", n_chunks), ("chunk_size", chunk_size)):
             if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
                     or value < 1):
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+                raise ValueError(f"{name} must be an integer >= 1, got {plain(value)!r}.")
         y = self._known_labels("chunks")
         rng = check_random_state(random_state)
         classes, y_idx = np.unique(y, return_inverse=True)
@@ -404,12 +407,12 @@ class Constraints:
         for c, n_c in zip(classes, counts):
             if n_c - 1 < k_genuine:
                 warnings.warn(
-                    f"Class {c!r} has {n_c} points: too few for k_genuine="
+                    f"Class {plain(c)!r} has {n_c} points: too few for k_genuine="
                     f"{k_genuine} same-class neighbours; using {n_c - 1}.",
                     UserWarning, stacklevel=2)
             if y.size - n_c < k_impostor:
                 warnings.warn(
-                    f"Class {c!r} has {y.size - n_c} points of other classes: "
+                    f"Class {plain(c)!r} has {y.size - n_c} points of other classes: "
                     f"too few for k_impostor={k_impostor}; using "
                     f"{y.size - n_c}.", UserWarning, stacklevel=2)
         triplets = knn_triplets(X[self.known_], y, k_genuine, k_impostor)

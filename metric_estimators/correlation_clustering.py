@@ -26,6 +26,8 @@ from ._kernels.correlation_clustering import (
 from ._kernels.edges import edges_to_matrix, matrix_to_edges
 from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
+from .base import DocLinkMixin
+from ._validation import check_signed_graph_has_negative
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.oracles import ORACLE_PASS_RATIO, DenseTriangleOracle
@@ -60,7 +62,7 @@ def correlation_clustering_cost(A, labels):
 
 
 
-class CorrelationClustering(ClusterMixin, BaseEstimator):
+class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
     """Weighted correlation clustering by an LP relaxation and pivot rounding.
 
     The graph is signed: ``A_ij > 0`` is the weight of an edge asking ``i``
@@ -201,6 +203,7 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         self._validate_params()
         A = check_symmetric_matrix(A.toarray() if sparse.issparse(A) else A,
                                    "A", zero_diagonal=True)
+        check_signed_graph_has_negative(A, self)
         n = A.shape[0]
         # The LP is invariant under a positive scaling of the weights, its
         # regularisation is not: weights of extreme scale (largest |A_ij|

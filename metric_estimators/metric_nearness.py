@@ -20,6 +20,7 @@ from ._kernels.cycle_projections import project_nonnegative
 from ._kernels.edges import edges_to_matrix, matrix_to_edges
 from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
+from .base import DocLinkMixin
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.oracles import (
@@ -35,6 +36,13 @@ __all__ = ["MetricNearness"]
 # max_passes passes (the active set is nearly complete; the duals settle):
 # 0/1 ("dirichlet") instances need ~2000 passes whatever the oracle does
 _SETTLE = 0.05
+
+_SIMILARITY_HINT = (
+    "MetricNearness takes dissimilarities (d(i, i) = 0); a non-zero diagonal "
+    "usually means a similarity matrix S (a kernel, correlation or affinity "
+    "with S[i, i] = 1): pass 1 - S (or S.max() - S) instead."
+)
+
 
 
 def _kl_divergence(x, d):
@@ -69,7 +77,7 @@ def _check_sparse_weights(W, D):
     return W
 
 
-class MetricNearness(BaseEstimator):
+class MetricNearness(DocLinkMixin, BaseEstimator):
     """Nearest metric to a dissimilarity matrix (weighted squared L2, or KL).
 
     Solves ::
@@ -94,6 +102,11 @@ class MetricNearness(BaseEstimator):
     If ``D`` is a scipy sparse matrix it is a graph: only its stored entries
     are variables, the constraints are the graph's cycle inequalities plus
     ``M_e >= 0``, and the oracle runs Dijkstra from every node.
+
+    It is not a transformer: it repairs the one matrix it is fitted on
+    (``metric_``, also returned by ``fit_transform``) and has no
+    ``transform`` of new points. It takes dissimilarities (zero diagonal);
+    for a similarity matrix ``S`` with ``S[i, i] = 1`` pass ``1 - S``.
 
     Parameters
     ----------
@@ -212,7 +225,8 @@ class MetricNearness(BaseEstimator):
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         self._validate_params()
         D = check_symmetric_matrix(D, "D", accept_sparse=True,
-                                   nonnegative=True, zero_diagonal=True)
+                                   nonnegative=True, zero_diagonal=True,
+                                   diagonal_hint=_SIMILARITY_HINT)
         n = D.shape[0]
         if sparse.issparse(D):
             self._fit_sparse(D, sample_weight, report)

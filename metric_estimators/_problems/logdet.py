@@ -20,7 +20,7 @@ import numpy as np
 from scipy.spatial.distance import pdist
 from sklearn.datasets import make_spd_matrix
 
-from .._validation import check_pd_matrix
+from .._validation import check_pd_matrix, plain
 from ..base import components_from_matrix
 
 __all__ = ["MAX_BOUND_POINTS", "prior_matrix", "default_bounds",
@@ -88,12 +88,12 @@ def check_bounds(bounds):
         arr = np.asarray([], dtype=object)
     if arr.dtype.kind not in "iuf" or arr.size != 2:
         raise ValueError(
-            f"bounds must be two numbers (low, high), got {bounds!r}."
+            f"bounds must be two numbers (low, high), got {plain(bounds)!r}."
         )
     # any array-like of two numbers: (low, high), [[low, high]] (metric-learn)
     low, high = (float(b) for b in arr.ravel())
     if not (np.isfinite(low) and np.isfinite(high)):
-        raise ValueError(f"bounds must be finite, got {bounds!r}.")
+        raise ValueError(f"bounds must be finite, got {plain(bounds)!r}.")
     if low <= 0:
         raise ValueError(
             f"bounds must be positive squared distances, got low={low}."
