@@ -19,16 +19,25 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._kernels.correlation_clustering import (
-    best_one_element_moves,
-    project_pairs_cc,
-)
+from ._kernels.correlation_clustering import best_one_element_moves
 from ._kernels.edges import edges_to_matrix, matrix_to_edges
 from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
+from ._problems.correlation_clustering import (
+    WeightedCorrelationLP,
+    gamma_stages,
+    metric_closure,
+    solve_continuation,
+)
+from ._reporting import Column
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
-from .solvers.oracles import ORACLE_PASS_RATIO, DenseTriangleOracle
+from .solvers.oracles import ShortEdgeTriangleOracle
+
+#: the driver's columns, then the stage's gamma, the relative QP gap (once
+#: the constraints are within 10 tol) and which triangle search ran
+CC_COLUMNS = TABLE_COLUMNS + (Column("Gamma", ".3g"), Column("RelGap", ".2e"),
+                              Column("Oracle", "s", 6))
 
 __all__ = ["CorrelationClustering", "correlation_clustering_cost",
            "pivot_rounding"]
@@ -159,6 +168,7 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
     _parameter_constraints = {
         "gamma": [Interval(numbers.Real, 0, None, closed="neither")],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "gap_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_passes": [Interval(numbers.Integral, 1, None, closed="left")],
         "rounding": [StrOptions({"probabilistic", "threshold"})],
@@ -169,12 +179,14 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, gamma=10.0, tol=1e-3, max_iter=500, max_passes=50,
+    def __init__(self, gamma=10.0, tol=1e-3, gap_tol=1e-4, max_iter=500,
+                 max_passes=50,
                  rounding="threshold", n_rounding_trials=20,
                  local_search=True, max_local_sweeps=100,
                  random_state=None, verbose=0):
         self.gamma = gamma
         self.tol = tol
+        self.gap_tol = gap_tol
         self.max_iter = max_iter
         self.max_passes = max_passes
         self.rounding = rounding
@@ -197,7 +209,7 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         -------
         self
         """
-        report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
+        report = FitReport(self, CC_COLUMNS, verbose=self.verbose)
         self._validate_params()
         A = check_symmetric_matrix(A.toarray() if sparse.issparse(A) else A,
                                    "A", zero_diagonal=True)
@@ -210,57 +222,63 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         w_scale = power_of_two_scale(A, center=False)
         A_in, A = A, (A / w_scale if w_scale != 1.0 else A)
         a = matrix_to_edges(A)
-        pair_edge = np.flatnonzero(a != 0).astype(np.int64)
-        w = np.abs(a[pair_edge])
-        d = (a[pair_edge] < 0).astype(np.float64)
-        gamma = float(self.gamma)
         m = a.size
-        f = np.full(pair_edge.size, -gamma)
-        zA = np.zeros(pair_edge.size)
-        zB = np.zeros(pair_edge.size)
-        # the regularised problem is the projection of x0 = 0 (and f0 = -gamma)
-        active = CycleConstraints(np.zeros(m), np.ones(m))
+        gamma = float(self.gamma)
+        tol = float(self.tol)
+        problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
+                                        CycleConstraints)
+        oracle = ShortEdgeTriangleOracle(n)
 
-        def lp_objective(x):
-            return float(np.sum(w * np.abs(x[pair_edge] - d)))
+        def extra_row():
+            return (problem.gamma, problem.rel_gap,
+                    "dense" if oracle.n_short_ < 0 else "short")
 
-        def fixed_pass(x):
-            return project_pairs_cc(x, f, d, w, pair_edge, zA, zB)
-
-        report.phase(f"{m} edges, {pair_edge.size} signed pairs, gamma "
-                     f"{gamma:.3g}")
-        res = bregman_project_forget(
-            active, DenseTriangleOracle(n), objective=lp_objective,
-            tol=float(self.tol), max_iter=self.max_iter,
-            max_passes=self.max_passes,
-            pass_budget=ORACLE_PASS_RATIO * float(n) ** 3, min_passes=10,
-            fixed_pass=fixed_pass, add_threshold=float(self.tol) / 10,
-            report=report,
-        )
-        if res.converged:
-            report.finish(f"LP converged after {res.n_iter} oracle calls")
+        report.phase(f"{m} pairs, {int(problem.fpos.sum())} signed, gamma "
+                     f"{gamma:.3g}, stages "
+                     f"{', '.join(f'{g:.3g}' for g in gamma_stages(gamma))}")
+        results, stages = solve_continuation(
+            problem, oracle, bregman_project_forget, gamma=gamma, tol=tol,
+            gap_tol=float(self.gap_tol), max_iter=self.max_iter,
+            max_passes=self.max_passes, report=report, extra_row=extra_row)
+        res = results[-1]
+        converged = (res.converged and len(results) == len(stages))
+        viol = max(res.max_violation, problem.pair_violation)
+        x = np.clip(problem.x, 0.0, 1.0)
+        lower = problem.lp_lower_bound() * w_scale
+        if converged:
+            report.finish(f"LP converged after {sum(r.n_iter for r in results)}"
+                          f" oracle calls (gamma {problem.gamma:.3g})")
         else:
-            report.finish(f"LP stopped after {res.n_iter} oracle calls")
-            convergence_warning(self, max_iter=self.max_iter,
-                                unit="oracle calls", tol=self.tol,
-                                history=res.history["objective"],
-                                detail=res.detail(), stacklevel=3)
-        # x lies in [0, 1] up to the tolerance; clipping (x -> min(x, 1)
-        # keeps a metric, max(x, 0) moves by at most tol) gives a clean
-        # fractional clustering
-        x = np.clip(res.point, 0.0, 1.0)
+            # never return a non-metric: the shortest-path closure of the
+            # clipped iterate is a feasible point, its LP value an upper bound
+            x = metric_closure(problem.x, n)
+            report.finish(f"LP stopped after {sum(r.n_iter for r in results)}"
+                          " oracle calls")
+        lp = problem.lp_objective(x) * w_scale
+        if not converged:
+            convergence_warning(
+                self, max_iter=self.max_iter, unit="oracle calls", tol=tol,
+                history=[v for r in results for v in r.history["objective"]],
+                detail=(f"{res.detail()}, relative gap {problem.rel_gap:.3g} at "
+                        f"gamma {problem.gamma:.3g}; lp_solution_ is the "
+                        f"metric closure of the iterate, LP optimum in "
+                        f"[{lower:.6g}, {lp:.6g}]"), stacklevel=3)
         X = np.empty((n, n))
         edges_to_matrix(x, n, X)
         self.lp_solution_ = X
-        self.lp_objective_ = lp_objective(x) * w_scale
-        self.lower_bound_ = _lp_lower_bound(res.active, m, pair_edge, w, d,
-                                            zA, zB, gamma) * w_scale
-        self.n_iter_ = res.n_iter
-        self.converged_ = res.converged
-        self.violation_ = res.max_violation
-        self.n_active_ = len(res.active)
-        self.history_ = res.history
-        self.loss_curve_ = np.asarray(res.history["objective"]) * w_scale
+        self.lp_objective_ = lp
+        self.lower_bound_ = lower
+        self.gamma_stages_ = np.asarray(stages[:len(results)])
+        self.n_iter_ = sum(r.n_iter for r in results)
+        self.converged_ = converged
+        self.violation_ = viol
+        self.relative_gap_ = problem.rel_gap
+        self.n_active_ = len(problem.active)
+        self.history_ = {k: [v for r in results for v in r.history[k]]
+                         for k in results[0].history}
+        self.history_["gamma"] = [g for r, g in zip(results, stages)
+                                  for _ in r.history["objective"]]
+        self.loss_curve_ = np.asarray(self.history_["objective"]) * w_scale
         self.labels_, self.cost_ = self._round(A_in, X)
         self.n_features_in_ = n
         return self
@@ -342,32 +360,3 @@ def pivot_rounding(X, rng, rounding="probabilistic"):
     return labels
 
 
-
-def _lp_lower_bound(active, m, pair_edge, w, d, zA, zB, gamma):
-    """Weak-duality lower bound on the correlation clustering LP.
-
-    With duals ``y = t z / gamma`` of ``A [x; f] <= b`` and the box
-    ``0 <= x, f <= 1`` (which contains an LP optimum), the LP value is at
-    least ``-b^T y + sum_i min(0, (c + A^T y)_i)`` for every ``t >= 0``;
-    ``A^T z`` is computed from the duals themselves (not from the primal
-    iterate), so the bound holds whatever the accuracy of the solve.
-    """
-    atz_x = np.zeros(m)
-    lengths = np.diff(active.ptr)
-    np.add.at(atz_x, active.edge, active.z)
-    np.subtract.at(atz_x, active.path, np.repeat(active.z, lengths))
-    np.add.at(atz_x, pair_edge, zA - zB)
-    atz_f = -(zA + zB)
-    bz = float(np.sum(d * (zA - zB)))
-
-    def bound(t):
-        gx = t * atz_x / gamma
-        gf = w + t * atz_f / gamma
-        return -t * bz / gamma + np.minimum(gx, 0).sum() + np.minimum(gf, 0).sum()
-
-    from scipy.optimize import minimize_scalar
-
-    best = max(bound(0.0), bound(1.0))
-    r = minimize_scalar(lambda t: -bound(t), bounds=(0.0, 4.0),
-                        method="bounded", options={"xatol": 1e-10})
-    return float(max(best, -r.fun))

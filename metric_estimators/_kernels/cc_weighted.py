@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit, prange
 
 from .bregman import hildreth_correction
-from .metric_nearness import edge_id
+from .edges import edge_id
 
 __all__ = ["project_pairs_w", "project_pairs_w_subset", "project_triangles_w",
            "short_edge_graph", "short_edge_triangles"]
