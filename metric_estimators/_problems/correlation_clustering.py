@@ -42,7 +42,11 @@ from .._kernels.cc_weighted import project_pairs_w, project_pairs_w_subset
 from .._kernels.edges import edges_to_matrix
 from .._kernels.shortest_paths import apsp
 
-__all__ = ["WeightedCorrelationLP", "gamma_stages", "metric_closure"]
+__all__ = ["WeightedCorrelationLP", "gamma_stages", "metric_closure",
+           "solve_continuation"]
+
+#: relative QP gap at which a continuation stage before the last one stops
+INTERMEDIATE_GAP_TOL = 1e-4
 
 
 def gamma_stages(gamma):
@@ -254,7 +258,9 @@ def solve_continuation(problem, oracle, driver, *, gamma, tol, gap_tol,
     """Solve ``problem`` at ``gamma`` through the stages of :func:`gamma_stages`.
 
     ``driver`` is :func:`metric_estimators.solvers.bregman.bregman_project_forget`;
-    every stage runs it with the gap rule (:meth:`WeightedCorrelationLP.make_stop_rule`)
+    every stage runs it with the gap rule (:meth:`WeightedCorrelationLP.make_stop_rule`;
+    the stages before the last only warm-start the next one and stop at a
+    relative gap of ``max(gap_tol, INTERMEDIATE_GAP_TOL)``)
     and the pair pass as the fixed pass, on the remaining oracle-call budget.
     Returns ``(results, stages)``: one driver result per stage run.
     """
@@ -273,7 +279,9 @@ def solve_continuation(problem, oracle, driver, *, gamma, tol, gap_tol,
             max_passes=max_passes, pass_budget=0.0,
             min_passes=min(5, max_passes), settle_fraction=0.05,
             fixed_pass=problem.fixed_pass, add_threshold=tol / 10.0,
-            report=report, stop_rule=problem.make_stop_rule(tol, gap_tol),
+            report=report, stop_rule=problem.make_stop_rule(
+                tol, gap_tol if k == len(stages) - 1
+                else max(gap_tol, INTERMEDIATE_GAP_TOL)),
             pass_tol=tol / 100.0, extra_row=extra_row,
         )
         used += res.n_iter
