@@ -82,21 +82,28 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
 
     is solved in the quadratically regularised form of Veldt, Gleich, Wirth &
     Saunderson ("Metric-constrained optimization for graph clustering
-    algorithms", SIAM J. Math. Data Sci. 2019) ::
+    algorithms", SIAM J. Math. Data Sci. 2019), in their error variables
+    ``x - d`` ::
 
-        minimise  sum w_ij f_ij + 1/(2 gamma) (sum x_ij^2 + sum w_ij f_ij^2)
+        minimise  w^T f + 1/(2 gamma) [(x - d)^T R (x - d) + f^T W f]
         s.t.      x metric,  f_ij >= x_ij - d_ij,  f_ij >= d_ij - x_ij
 
-    -- a weighted L2 projection, solved by Project and Forget (Sonthalia &
-    Gilbert, JMLR 2022) with the same driver and active set as
-    :class:`MetricNearness`, but a triangle oracle
-    (:class:`~metric_estimators.solvers.oracles.DenseTriangleOracle`):
-    LP solutions have many (near-)zero distances, along which shortest paths
-    get long and costly to recover, while the triangle inequalities alone
-    describe the same polytope; the pair constraints (two per non-zero
-    ``A_ij``) are projected every pass.  For large ``gamma`` the regularised
-    solution solves the LP (Mangasarian's exact-regularisation theorem, as
-    used by Veldt et al.).
+    with ``W = diag(w)``, ``R = diag(r)``, ``r = w``: the ``(R, W)``-weighted
+    projection of ``(x, f) = (d, -gamma)``, solved by Project and Forget
+    (Sonthalia & Gilbert, JMLR 2022) on the driver of :class:`MetricNearness`
+    with an exact short-edge triangle oracle
+    (:class:`~metric_estimators.solvers.oracles.ShortEdgeTriangleOracle`,
+    dense min-plus when the short graph gets dense); the pair constraints
+    are projected every pass.  A pair of zero weight (``A_ij = 0``) has no LP
+    term and no pair constraint; in the regulariser it has centre
+    ``d_ij = 1`` and weight ``r_ij`` = the smallest positive ``|A_kl|``
+    (documented choice: the LP does not depend on it, the regularised
+    solution does).  The run stops when every triangle and pair constraint
+    holds within ``tol`` and the relative primal-dual gap of the regularised
+    problem is at most ``gap_tol`` (Veldt et al.'s rule).  For large
+    ``gamma`` the regularised solution solves the LP (exact regularisation);
+    ``gamma > 10`` is reached by continuation ``1, 10, 100, ..., gamma``,
+    each stage warm-started from the previous duals.
 
     Rounding: LP-KwikCluster pivoting (Ailon, Charikar & Newman, "Aggregating
     inconsistent information: ranking and clustering", J. ACM 2008): a random
@@ -120,9 +127,12 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
         not change), so that ``A * 1e150`` is solved like ``A``.
     tol : float, default=1e-3
         Largest allowed violation of a triangle or pair constraint (``x`` is
-        on the scale [0, 1]), and duals residual.
+        on the scale [0, 1]).
+    gap_tol : float, default=1e-4
+        Largest allowed relative primal-dual gap ``(P - D) / |D|`` of the
+        regularised problem at the final ``gamma``.
     max_iter : int, default=500
-        Maximum number of oracle calls.
+        Maximum number of oracle calls, over all continuation stages.
     max_passes : int, default=50
         Maximum number of passes between two oracle calls.
     rounding : {"threshold", "probabilistic"}, default="threshold"
@@ -139,22 +149,34 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the pivot orders of the rounding.
     verbose : int, default=0
-        Print the LP solve's table, as :class:`~metric_estimators.MetricNearness` does (oracle
-        call, objective -- here the LP objective --, largest violation, duals
-        residual, active-set size, added, passes, time).
+        Print the LP solve's table: oracle call, LP objective, largest
+        violation, duals residual, active-set size, added, passes, the
+        stage's gamma, the relative QP gap (once the constraints are within
+        ``10 tol``), which triangle search ran (short / dense), time.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n,)
     lp_solution_ : ndarray of shape (n, n)
-        The fractional (metric) solution ``x``, clipped to [0, 1]; triangle
-        inequalities hold within ``2 tol``.
+        The solution ``x`` of the regularised problem at the final ``gamma``,
+        clipped to [0, 1]; triangle inequalities hold within ``tol``.  If
+        the run did not converge: the shortest-path metric closure of that
+        clipped iterate (a metric, never a silently infeasible point).
     lp_objective_ : float
-        ``sum w_ij |x_ij - d_ij|`` at ``lp_solution_``.
+        LP value ``sum_{i<j} |A_ij| |x_ij - d_ij|`` of ``lp_solution_``: the
+        LP objective of the regularised solution (an LP optimum only for
+        large ``gamma``), or, if not converged, of the metric closure (an
+        upper bound on the LP optimum).
     lower_bound_ : float
         A lower bound on the LP optimum (hence on the best clustering's cost)
         from the Hildreth duals by weak LP duality (box ``0 <= x, f <= 1``),
-        maximised over a scaling of the duals.
+        maximised over a scaling of the duals; valid whether or not the run
+        converged.
+    relative_gap_ : float
+        Relative primal-dual gap of the regularised problem at the last
+        check (``nan`` if the constraints never got within ``10 tol``).
+    gamma_stages_ : ndarray
+        The continuation stages run (the last one is ``gamma`` if all ran).
     cost_ : float
         Correlation clustering cost of ``labels_``.
     pivot_cost_ : float
@@ -162,7 +184,8 @@ class CorrelationClustering(ClusterMixin, BaseEstimator):
     n_local_sweeps_ : int
         Local-search sweeps run (0 without local search).
     n_iter_, converged_, violation_, n_active_, history_, loss_curve_
-        As in :class:`MetricNearness` (``loss_curve_`` is the LP objective).
+        As in :class:`MetricNearness`, over all stages (``loss_curve_`` is the
+        LP objective; ``history_["gamma"]`` the stage of each row).
     """
 
     _parameter_constraints = {
