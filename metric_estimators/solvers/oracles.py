@@ -210,10 +210,10 @@ class ShortEdgeTriangleOracle:
     ----------
     n : int
         Number of nodes.
-    dense_fraction : float, default=0.25
+    dense_fraction : float, default=0.1
         Fallback threshold on the fraction of short pairs (measured: the
-        short-edge search costs about as much as one dense min-plus call
-        when roughly this fraction of the pairs is short; see
+        short-edge search costs as much as one dense min-plus call when
+        6-13 % of the pairs are short, independently of ``n``; see
         ``benchmarks/results/cc_short_edge_fallback.md``).
 
     Attributes
@@ -226,7 +226,7 @@ class ShortEdgeTriangleOracle:
 
     supports_float32 = True
 
-    def __init__(self, n, dense_fraction=0.25):
+    def __init__(self, n, dense_fraction=0.1):
         self.n = int(n)
         self.dense_fraction = float(dense_fraction)
         self._dense = None
