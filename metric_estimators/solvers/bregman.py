@@ -51,7 +51,7 @@ A problem may pass its own rule instead (``stop_rule``), checked at the same
 place, after every oracle call: correlation clustering uses Veldt et al.'s
 *gap rule* -- every constraint within ``tol`` and a relative primal-dual gap
 of the regularised problem within ``gap_tol``
-(:meth:`metric_estimators._problems.correlation_clustering.WeightedCorrelationLP.stop_rule`):
+(:meth:`metric_estimators._problems.correlation_clustering.WeightedCorrelationLP.make_stop_rule`):
 the gap is the duals-weighted complementary slackness, so it replaces the
 residual test, which can hover above ``tol`` while the gap is tiny.
 
