@@ -19,18 +19,27 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._kernels.correlation_clustering import (
-    best_one_element_moves,
-    project_pairs_cc,
-)
+from ._kernels.correlation_clustering import best_one_element_moves
 from ._kernels.edges import edges_to_matrix, matrix_to_edges
 from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
 from .base import DocLinkMixin
 from ._validation import check_signed_graph_has_negative
+from ._problems.correlation_clustering import (
+    WeightedCorrelationLP,
+    gamma_stages,
+    metric_closure,
+    solve_continuation,
+)
+from ._reporting import Column
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
-from .solvers.oracles import ORACLE_PASS_RATIO, DenseTriangleOracle
+from .solvers.oracles import ShortEdgeTriangleOracle
+
+#: the driver's columns, then the stage's gamma, the relative QP gap (once
+#: the constraints are within 10 tol) and which triangle search ran
+CC_COLUMNS = TABLE_COLUMNS + (Column("Gamma", ".3g"), Column("RelGap", ".2e"),
+                              Column("Oracle", "s", 6))
 
 __all__ = ["CorrelationClustering", "correlation_clustering_cost",
            "pivot_rounding"]
@@ -75,21 +84,28 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
 
     is solved in the quadratically regularised form of Veldt, Gleich, Wirth &
     Saunderson ("Metric-constrained optimization for graph clustering
-    algorithms", SIAM J. Math. Data Sci. 2019) ::
+    algorithms", SIAM J. Math. Data Sci. 2019), in their error variables
+    ``x - d`` ::
 
-        minimise  sum w_ij f_ij + 1/(2 gamma) (sum x_ij^2 + sum w_ij f_ij^2)
+        minimise  w^T f + 1/(2 gamma) [(x - d)^T R (x - d) + f^T W f]
         s.t.      x metric,  f_ij >= x_ij - d_ij,  f_ij >= d_ij - x_ij
 
-    -- a weighted L2 projection, solved by Project and Forget (Sonthalia &
-    Gilbert, JMLR 2022) with the same driver and active set as
-    :class:`MetricNearness`, but a triangle oracle
-    (:class:`~metric_estimators.solvers.oracles.DenseTriangleOracle`):
-    LP solutions have many (near-)zero distances, along which shortest paths
-    get long and costly to recover, while the triangle inequalities alone
-    describe the same polytope; the pair constraints (two per non-zero
-    ``A_ij``) are projected every pass.  For large ``gamma`` the regularised
-    solution solves the LP (Mangasarian's exact-regularisation theorem, as
-    used by Veldt et al.).
+    with ``W = diag(w)``, ``R = diag(r)``, ``r = w``: the ``(R, W)``-weighted
+    projection of ``(x, f) = (d, -gamma)``, solved by Project and Forget
+    (Sonthalia & Gilbert, JMLR 2022) on the driver of :class:`MetricNearness`
+    with an exact short-edge triangle oracle
+    (:class:`~metric_estimators.solvers.oracles.ShortEdgeTriangleOracle`,
+    dense min-plus when the short graph gets dense); the pair constraints
+    are projected every pass.  A pair of zero weight (``A_ij = 0``) has no LP
+    term and no pair constraint; in the regulariser it has centre
+    ``d_ij = 1`` and weight ``r_ij`` = the smallest positive ``|A_kl|``
+    (documented choice: the LP does not depend on it, the regularised
+    solution does).  The run stops when every triangle and pair constraint
+    holds within ``tol`` and the relative primal-dual gap of the regularised
+    problem is at most ``gap_tol`` (Veldt et al.'s rule).  For large
+    ``gamma`` the regularised solution solves the LP (exact regularisation);
+    ``gamma > 10`` is reached by continuation ``1, 10, 100, ..., gamma``,
+    each stage warm-started from the previous duals.
 
     Rounding: LP-KwikCluster pivoting (Ailon, Charikar & Newman, "Aggregating
     inconsistent information: ranking and clustering", J. ACM 2008): a random
@@ -113,9 +129,12 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         not change), so that ``A * 1e150`` is solved like ``A``.
     tol : float, default=1e-3
         Largest allowed violation of a triangle or pair constraint (``x`` is
-        on the scale [0, 1]), and duals residual.
+        on the scale [0, 1]).
+    gap_tol : float, default=1e-4
+        Largest allowed relative primal-dual gap ``(P - D) / |D|`` of the
+        regularised problem at the final ``gamma``.
     max_iter : int, default=500
-        Maximum number of oracle calls.
+        Maximum number of oracle calls, over all continuation stages.
     max_passes : int, default=50
         Maximum number of passes between two oracle calls.
     rounding : {"threshold", "probabilistic"}, default="threshold"
@@ -132,22 +151,34 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the pivot orders of the rounding.
     verbose : int, default=0
-        Print the LP solve's table, as :class:`~metric_estimators.MetricNearness` does (oracle
-        call, objective -- here the LP objective --, largest violation, duals
-        residual, active-set size, added, passes, time).
+        Print the LP solve's table: oracle call, LP objective, largest
+        violation, duals residual, active-set size, added, passes, the
+        stage's gamma, the relative QP gap (once the constraints are within
+        ``10 tol``), which triangle search ran (short / dense), time.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n,)
     lp_solution_ : ndarray of shape (n, n)
-        The fractional (metric) solution ``x``, clipped to [0, 1]; triangle
-        inequalities hold within ``2 tol``.
+        The solution ``x`` of the regularised problem at the final ``gamma``,
+        clipped to [0, 1]; triangle inequalities hold within ``tol``.  If
+        the run did not converge: the shortest-path metric closure of that
+        clipped iterate (a metric, never a silently infeasible point).
     lp_objective_ : float
-        ``sum w_ij |x_ij - d_ij|`` at ``lp_solution_``.
+        LP value ``sum_{i<j} |A_ij| |x_ij - d_ij|`` of ``lp_solution_``: the
+        LP objective of the regularised solution (an LP optimum only for
+        large ``gamma``), or, if not converged, of the metric closure (an
+        upper bound on the LP optimum).
     lower_bound_ : float
         A lower bound on the LP optimum (hence on the best clustering's cost)
         from the Hildreth duals by weak LP duality (box ``0 <= x, f <= 1``),
-        maximised over a scaling of the duals.
+        maximised over a scaling of the duals; valid whether or not the run
+        converged.
+    relative_gap_ : float
+        Relative primal-dual gap of the regularised problem at the last
+        check (``nan`` if the constraints never got within ``10 tol``).
+    gamma_stages_ : ndarray
+        The continuation stages run (the last one is ``gamma`` if all ran).
     cost_ : float
         Correlation clustering cost of ``labels_``.
     pivot_cost_ : float
@@ -155,12 +186,14 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
     n_local_sweeps_ : int
         Local-search sweeps run (0 without local search).
     n_iter_, converged_, violation_, n_active_, history_, loss_curve_
-        As in :class:`MetricNearness` (``loss_curve_`` is the LP objective).
+        As in :class:`MetricNearness`, over all stages (``loss_curve_`` is the
+        LP objective; ``history_["gamma"]`` the stage of each row).
     """
 
     _parameter_constraints = {
         "gamma": [Interval(numbers.Real, 0, None, closed="neither")],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "gap_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_passes": [Interval(numbers.Integral, 1, None, closed="left")],
         "rounding": [StrOptions({"probabilistic", "threshold"})],
@@ -171,12 +204,14 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, gamma=10.0, tol=1e-3, max_iter=500, max_passes=50,
+    def __init__(self, gamma=10.0, tol=1e-3, gap_tol=1e-4, max_iter=500,
+                 max_passes=50,
                  rounding="threshold", n_rounding_trials=20,
                  local_search=True, max_local_sweeps=100,
                  random_state=None, verbose=0):
         self.gamma = gamma
         self.tol = tol
+        self.gap_tol = gap_tol
         self.max_iter = max_iter
         self.max_passes = max_passes
         self.rounding = rounding
@@ -199,7 +234,7 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         -------
         self
         """
-        report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
+        report = FitReport(self, CC_COLUMNS, verbose=self.verbose)
         self._validate_params()
         A = check_symmetric_matrix(A.toarray() if sparse.issparse(A) else A,
                                    "A", zero_diagonal=True)
@@ -213,57 +248,63 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         w_scale = power_of_two_scale(A, center=False)
         A_in, A = A, (A / w_scale if w_scale != 1.0 else A)
         a = matrix_to_edges(A)
-        pair_edge = np.flatnonzero(a != 0).astype(np.int64)
-        w = np.abs(a[pair_edge])
-        d = (a[pair_edge] < 0).astype(np.float64)
-        gamma = float(self.gamma)
         m = a.size
-        f = np.full(pair_edge.size, -gamma)
-        zA = np.zeros(pair_edge.size)
-        zB = np.zeros(pair_edge.size)
-        # the regularised problem is the projection of x0 = 0 (and f0 = -gamma)
-        active = CycleConstraints(np.zeros(m), np.ones(m))
+        gamma = float(self.gamma)
+        tol = float(self.tol)
+        problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
+                                        CycleConstraints)
+        oracle = ShortEdgeTriangleOracle(n)
 
-        def lp_objective(x):
-            return float(np.sum(w * np.abs(x[pair_edge] - d)))
+        def extra_row():
+            return (problem.gamma, problem.rel_gap,
+                    "dense" if oracle.n_short_ < 0 else "short")
 
-        def fixed_pass(x):
-            return project_pairs_cc(x, f, d, w, pair_edge, zA, zB)
-
-        report.phase(f"{m} edges, {pair_edge.size} signed pairs, gamma "
-                     f"{gamma:.3g}")
-        res = bregman_project_forget(
-            active, DenseTriangleOracle(n), objective=lp_objective,
-            tol=float(self.tol), max_iter=self.max_iter,
-            max_passes=self.max_passes,
-            pass_budget=ORACLE_PASS_RATIO * float(n) ** 3, min_passes=10,
-            fixed_pass=fixed_pass, add_threshold=float(self.tol) / 10,
-            report=report,
-        )
-        if res.converged:
-            report.finish(f"LP converged after {res.n_iter} oracle calls")
+        report.phase(f"{m} pairs, {int(problem.fpos.sum())} signed, gamma "
+                     f"{gamma:.3g}, stages "
+                     f"{', '.join(f'{g:.3g}' for g in gamma_stages(gamma))}")
+        results, stages = solve_continuation(
+            problem, oracle, bregman_project_forget, gamma=gamma, tol=tol,
+            gap_tol=float(self.gap_tol), max_iter=self.max_iter,
+            max_passes=self.max_passes, report=report, extra_row=extra_row)
+        res = results[-1]
+        converged = (res.converged and len(results) == len(stages))
+        viol = max(res.max_violation, problem.pair_violation)
+        x = np.clip(problem.x, 0.0, 1.0)
+        lower = problem.lp_lower_bound() * w_scale
+        if converged:
+            report.finish(f"LP converged after {sum(r.n_iter for r in results)}"
+                          f" oracle calls (gamma {problem.gamma:.3g})")
         else:
-            report.finish(f"LP stopped after {res.n_iter} oracle calls")
-            convergence_warning(self, max_iter=self.max_iter,
-                                unit="oracle calls", tol=self.tol,
-                                history=res.history["objective"],
-                                detail=res.detail(), stacklevel=3)
-        # x lies in [0, 1] up to the tolerance; clipping (x -> min(x, 1)
-        # keeps a metric, max(x, 0) moves by at most tol) gives a clean
-        # fractional clustering
-        x = np.clip(res.point, 0.0, 1.0)
+            # never return a non-metric: the shortest-path closure of the
+            # clipped iterate is a feasible point, its LP value an upper bound
+            x = metric_closure(problem.x, n)
+            report.finish(f"LP stopped after {sum(r.n_iter for r in results)}"
+                          " oracle calls")
+        lp = problem.lp_objective(x) * w_scale
+        if not converged:
+            convergence_warning(
+                self, max_iter=self.max_iter, unit="oracle calls", tol=tol,
+                history=[v for r in results for v in r.history["objective"]],
+                detail=(f"{res.detail()}, relative gap {problem.rel_gap:.3g} at "
+                        f"gamma {problem.gamma:.3g}; lp_solution_ is the "
+                        f"metric closure of the iterate, LP optimum in "
+                        f"[{lower:.6g}, {lp:.6g}]"), stacklevel=3)
         X = np.empty((n, n))
         edges_to_matrix(x, n, X)
         self.lp_solution_ = X
-        self.lp_objective_ = lp_objective(x) * w_scale
-        self.lower_bound_ = _lp_lower_bound(res.active, m, pair_edge, w, d,
-                                            zA, zB, gamma) * w_scale
-        self.n_iter_ = res.n_iter
-        self.converged_ = res.converged
-        self.violation_ = res.max_violation
-        self.n_active_ = len(res.active)
-        self.history_ = res.history
-        self.loss_curve_ = np.asarray(res.history["objective"]) * w_scale
+        self.lp_objective_ = lp
+        self.lower_bound_ = lower
+        self.gamma_stages_ = np.asarray(stages[:len(results)])
+        self.n_iter_ = sum(r.n_iter for r in results)
+        self.converged_ = converged
+        self.violation_ = viol
+        self.relative_gap_ = problem.rel_gap
+        self.n_active_ = len(problem.active)
+        self.history_ = {k: [v for r in results for v in r.history[k]]
+                         for k in results[0].history}
+        self.history_["gamma"] = [g for r, g in zip(results, stages)
+                                  for _ in r.history["objective"]]
+        self.loss_curve_ = np.asarray(self.history_["objective"]) * w_scale
         self.labels_, self.cost_ = self._round(A_in, X)
         self.n_features_in_ = n
         return self
@@ -345,32 +386,3 @@ def pivot_rounding(X, rng, rounding="probabilistic"):
     return labels
 
 
-
-def _lp_lower_bound(active, m, pair_edge, w, d, zA, zB, gamma):
-    """Weak-duality lower bound on the correlation clustering LP.
-
-    With duals ``y = t z / gamma`` of ``A [x; f] <= b`` and the box
-    ``0 <= x, f <= 1`` (which contains an LP optimum), the LP value is at
-    least ``-b^T y + sum_i min(0, (c + A^T y)_i)`` for every ``t >= 0``;
-    ``A^T z`` is computed from the duals themselves (not from the primal
-    iterate), so the bound holds whatever the accuracy of the solve.
-    """
-    atz_x = np.zeros(m)
-    lengths = np.diff(active.ptr)
-    np.add.at(atz_x, active.edge, active.z)
-    np.subtract.at(atz_x, active.path, np.repeat(active.z, lengths))
-    np.add.at(atz_x, pair_edge, zA - zB)
-    atz_f = -(zA + zB)
-    bz = float(np.sum(d * (zA - zB)))
-
-    def bound(t):
-        gx = t * atz_x / gamma
-        gf = w + t * atz_f / gamma
-        return -t * bz / gamma + np.minimum(gx, 0).sum() + np.minimum(gf, 0).sum()
-
-    from scipy.optimize import minimize_scalar
-
-    best = max(bound(0.0), bound(1.0))
-    r = minimize_scalar(lambda t: -bound(t), bounds=(0.0, 4.0),
-                        method="bounded", options={"xatol": 1e-10})
-    return float(max(best, -r.fun))

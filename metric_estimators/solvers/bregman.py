@@ -31,10 +31,11 @@ users are
 * ProjectAndForget: the same LogDet constraints over every labelled pair
   (:class:`~metric_estimators.solvers.oracles.LabelPairOracle`).
 
-Stopping rule (one for all)
----------------------------
+Stopping rule
+-------------
 Hildreth's iterate becomes feasible long before it is optimal (the duals are
-still wrong).  The driver stops when both hold:
+still wrong).  By default (the *residual rule*) the driver stops when both
+hold:
 
 * the oracle finds no constraint violated by more than ``tol``, and
 * the last pass's residual is at most ``tol``: every constraint with a
@@ -45,6 +46,14 @@ still wrong).  The driver stops when both hold:
 ``tol`` is in the units of the active set's violations and residuals
 (absolute edge lengths for cycle constraints, relative to the bound for
 LogDet).
+
+A problem may pass its own rule instead (``stop_rule``), checked at the same
+place, after every oracle call: correlation clustering uses Veldt et al.'s
+*gap rule* -- every constraint within ``tol`` and a relative primal-dual gap
+of the regularised problem within ``gap_tol``
+(:meth:`metric_estimators._problems.correlation_clustering.WeightedCorrelationLP.make_stop_rule`):
+the gap is the duals-weighted complementary slackness, so it replaces the
+residual test, which can hover above ``tol`` while the gap is tiny.
 
 The problem solved by :func:`logdet_bregman`
 --------------------------------------------
@@ -151,7 +160,8 @@ class BregmanResult:
 def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
                            max_passes=20, pass_budget=None, min_passes=1,
                            settle_fraction=0.0, fixed_pass=None,
-                           add_threshold=None, report=None):
+                           add_threshold=None, report=None, stop_rule=None,
+                           pass_tol=None, extra_row=None):
     """Run Project and Forget on an active set and an oracle until it converges.
 
     Parameters
@@ -197,12 +207,26 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
         (default ``tol / 10``).
     report : metric_estimators._reporting.FitReport or None
         Receives one row per iteration, with the columns
-        :data:`TABLE_COLUMNS`; its clock also times the history.
+        :data:`TABLE_COLUMNS` (followed by those of ``extra_row``); its clock
+        also times the history.
+    stop_rule : callable ``stop_rule(point, max_violation, residual) -> bool`` or None
+        Called after every oracle call; True stops the run as converged.
+        ``None``: the residual rule (module docstring).
+    pass_tol : float or None
+        The passes between two oracle calls stop once the residual is at
+        most this (default ``tol``).
+    extra_row : callable ``extra_row() -> tuple`` or None
+        Values appended to every report row (the problem's own columns).
 
     Returns
     -------
     BregmanResult
     """
+    if stop_rule is None:
+        def stop_rule(point, maxv, resid):
+            return maxv <= tol and resid <= tol
+    if pass_tol is None:
+        pass_tol = tol
     if add_threshold is None:
         add_threshold = tol / 10.0
     point = active.point
@@ -230,7 +254,7 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
             *batch, maxv = oracle(point, add_threshold, active)
         maxv = float(maxv)
         t_oracle = time.perf_counter() - t_oracle
-        if maxv <= tol and resid <= tol:
+        if stop_rule(point, maxv, float(resid)):
             converged = True
             it -= 1  # this oracle call only certified the previous iterate
             break
@@ -251,7 +275,7 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
             n_projections += len(active)
             if fixed_pass is not None:
                 resid = max(resid, fixed_pass(point))
-            if resid <= tol:
+            if resid <= pass_tol:
                 break
         n_passes_total += done
         forgotten = active.forget()
@@ -262,7 +286,9 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
                                int(getattr(active, "nbytes", 0)))):
             hist[key].append(value)
         if report is not None:
-            report.row(it, obj, maxv, float(resid), len(active), added, done)
+            extra = tuple(extra_row()) if extra_row is not None else ()
+            report.row(it, obj, maxv, float(resid), len(active), added, done,
+                       *extra)
     return BregmanResult(
         active=active, converged=converged, n_iter=it,
         n_passes=n_passes_total, n_projections=n_projections,

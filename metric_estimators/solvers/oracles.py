@@ -54,10 +54,12 @@ from .._kernels.shortest_paths import (
     violated_paths,
 )
 from .._kernels.triangle_oracle import violated_triangles
+from .._kernels.cc_weighted import short_edge_triangles
 from .._kernels.bregman import logdet_violations
 from .._kernels.pair_oracle import scan_pair_block
 
 __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
+           "ShortEdgeTriangleOracle",
            "SparseShortestPathOracle", "InProcessExecutor", "DaskExecutor",
            "make_executor", "FixedListOracle", "LabelPairOracle",
            "ORACLE_PASS_RATIO", "n_edges"]
@@ -190,6 +192,75 @@ class DenseTriangleOracle(DenseShortestPathOracle):
                                                  mscale)
         neg = float(-x.min()) if x.size else 0.0
         return ce, ptr, path, max(maxv, neg)
+
+
+class ShortEdgeTriangleOracle:
+    """Exact triangle oracle that searches only the *short* edges, dense fallback.
+
+    Returns what :class:`DenseTriangleOracle` returns -- the most violated
+    triangle of every edge violated by more than ``threshold``, and the
+    largest violation (negative entries included) -- but without the
+    ``O(n^3)`` min-plus product: a triangle ``(i, k, j)`` violated by more
+    than ``thr`` has ``x_ik + x_kj < x_ij - thr``, so both of its other edges
+    are short, and on correlation-clustering iterates of sparse signed graphs
+    (almost every pair near 1) the short edges form a sparse graph
+    (:func:`~metric_estimators._kernels.cc_weighted.short_edge_triangles`).
+    When the short graph gets dense (more than ``dense_fraction`` of the
+    pairs, e.g. a planted partition with large clusters), a call falls back
+    to :class:`DenseTriangleOracle` (created on first use, ``O(n^2)`` memory).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    dense_fraction : float, default=0.1
+        Fallback threshold on the fraction of short pairs (measured: the
+        short-edge search costs as much as one dense min-plus call when
+        6-13 % of the pairs are short, independently of ``n``; see
+        ``benchmarks/results/cc_short_edge_fallback.md``).
+
+    Attributes
+    ----------
+    n_short_ : int
+        Number of short edges at the last call (-1 after a dense call).
+    n_dense_calls_, n_short_calls_ : int
+        How many calls used each search.
+    """
+
+    supports_float32 = True
+
+    def __init__(self, n, dense_fraction=0.1):
+        self.n = int(n)
+        self.dense_fraction = float(dense_fraction)
+        self._dense = None
+        self.n_short_ = -1
+        self.n_dense_calls_ = 0
+        self.n_short_calls_ = 0
+
+    def short_fraction(self, x, threshold):
+        """Fraction of the pairs the short-edge search would visit at ``x``."""
+        if x.size == 0:
+            return 0.0
+        xp = np.maximum(x, 0.0)
+        xmax = float(xp.max())
+        level = min(xmax, 1.0)
+        cut = max(level - threshold, 0.5 * (xmax - threshold))
+        return float(np.count_nonzero(xp < cut)) / x.size
+
+    def __call__(self, x, threshold, active=None, precision="float64"):
+        """Return ``(cons_edge, ptr, path, max_violation)`` as the dense oracle."""
+        if self.n >= 3 and self.short_fraction(x, threshold) > self.dense_fraction:
+            if self._dense is None:
+                self._dense = DenseTriangleOracle(self.n)
+            self.n_short_ = -1
+            self.n_dense_calls_ += 1
+            return self._dense(x, threshold, active, precision=precision)
+        ce, ptr, path, maxv, n_short = short_edge_triangles(x, self.n,
+                                                            threshold)
+        self.n_short_ = int(n_short)
+        self.n_short_calls_ += 1
+        neg = float(-x.min()) if x.size else 0.0
+        return ce, ptr, path, max(float(maxv), neg)
 
 
 class _SparseGraph:
