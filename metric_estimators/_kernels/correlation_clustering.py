@@ -1,9 +1,7 @@
 """numba kernels for correlation clustering.
 
-* :func:`project_pairs_cc`: the Hildreth pass over the pair constraints of
-  the LP relaxation in Veldt, Gleich, Wirth & Saunderson's regularised form
-  (SIAM J. Math. Data Sci. 2019), run beside the cycle constraints of
-  :mod:`metric_estimators._kernels.cycle_projections`.
+* The W-weighted pair and triangle projections of the LP relaxation are in
+  :mod:`metric_estimators._kernels.cc_weighted`.
 * :func:`best_one_element_moves`: the local search of Elsner & Schudy,
   "Bounding and comparing methods for correlation clustering beyond ILP",
   NAACL-HLT Workshop on Integer Linear Programming for NLP (2009): "BOEM"
@@ -14,10 +12,8 @@
 import numpy as np
 from numba import njit
 
-from .bregman import hildreth_correction
-from .cycle_projections import slackness_residual
 
-__all__ = ["best_one_element_moves", "project_pairs_cc"]
+__all__ = ["best_one_element_moves"]
 
 
 @njit(cache=True, nogil=True)
@@ -83,43 +79,3 @@ def best_one_element_moves(A, labels, max_sweeps, eps):
         if not moved:
             break
     return sweeps
-
-
-@njit(cache=True, nogil=True)
-def project_pairs_cc(x, f, d, w, pair_edge, zA, zB):
-    """Hildreth pass over the pair constraints of the correlation-clustering LP.
-
-    For each weighted pair ``k`` (edge ``e = pair_edge[k]``, target ``d_k`` in
-    {0, 1}, weight ``w_k > 0``): ``x_e - f_k <= d_k`` and ``-x_e - f_k <= -d_k``
-    (so ``f_k >= |x_e - d_k|``), with metric ``x`` of weight 1 and ``f`` of
-    weight ``w_k`` in the regulariser (Veldt et al. 2019).
-
-    Returns the largest complementary-slackness residual (as
-    :func:`~metric_estimators._kernels.cycle_projections.project_paths_l2`).
-    """
-    resid = 0.0
-    for k in range(pair_edge.shape[0]):
-        e = pair_edge[k]
-        wi = 1.0 / w[k]
-        den = 1.0 + wi
-        # x_e - f_k <= d_k
-        s = x[e] - f[k] - d[k]
-        zc = zA[k]
-        r = slackness_residual(s, zc)
-        if r > resid:
-            resid = r
-        step, zA[k] = hildreth_correction(zc, -s / den)
-        delta = -step
-        x[e] -= delta
-        f[k] += delta * wi
-        # -x_e - f_k <= -d_k
-        s = d[k] - x[e] - f[k]
-        zc = zB[k]
-        r = slackness_residual(s, zc)
-        if r > resid:
-            resid = r
-        step, zB[k] = hildreth_correction(zc, -s / den)
-        delta = -step
-        x[e] += delta
-        f[k] += delta * wi
-    return resid
