@@ -9,10 +9,12 @@ their own checks here, written once and used by every learner.
 import numbers
 import re
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from scipy import sparse
 from sklearn.utils import check_array
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, validate_data
 
 from .exceptions import NonPSDError, PreprocessorError
@@ -22,6 +24,7 @@ __all__ = [
     "apply_preprocessor",
     "check_indices",
     "check_int",
+    "dissimilar_identical_mask",
     "check_signed_graph_has_negative",
     "plain",
     "check_pd_matrix",
@@ -30,7 +33,10 @@ __all__ = [
     "check_symmetric_matrix",
     "resolve_preprocessor",
     "power_of_two_scale",
+    "ClassLabels",
+    "validate_labelled_points",
     "validate_ordered_points",
+    "validate_labelled_pairs",
     "validate_pair_labels",
     "validate_pairs",
     "validate_tuples",
@@ -126,6 +132,58 @@ def check_n_components(n_components, n_features):
         raise ValueError(
             f"n_components={n_components} must be <= n_features={n_features}."
         )
+
+
+class ClassLabels(NamedTuple):
+    """The classes of validated labels, as :func:`validate_labelled_points` returns them."""
+
+    #: the distinct labels, sorted
+    classes: np.ndarray
+    #: every sample's index in ``classes``
+    indices: np.ndarray
+    #: the number of samples of every class
+    counts: np.ndarray
+
+
+def validate_labelled_points(estimator, X, y, *, single_sample_reason=None):
+    """Validate points and class labels for a learner fitted on ``(X, y)``.
+
+    The fit prelude of every learner that draws its supervision from class
+    labels: ``X`` and ``y`` go through :func:`validate_points` (at least 2
+    samples), ``y`` must hold class labels (scikit-learn's
+    ``check_classification_targets``) of at least 2 classes.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Its class name starts the messages; ``n_features_in_`` is set on it.
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    single_sample_reason : str or None, default=None
+        When given, a class of at least 2 samples is also required, and the
+        error when every class has a single sample ends with this reason.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float64
+    y : ndarray of shape (n_samples,)
+    labels : ClassLabels
+        ``classes``, ``indices`` (into ``classes``) and ``counts``.
+    """
+    X, y = validate_points(estimator, X, y, dtype=np.float64,
+                           ensure_min_samples=2)
+    check_classification_targets(y)
+    labels = ClassLabels(*np.unique(y, return_inverse=True, return_counts=True))
+    if labels.classes.size < 2:
+        raise ValueError(
+            f"{type(estimator).__name__} needs samples of at least 2 classes "
+            f"in y; got {labels.classes.size} class."
+        )
+    if single_sample_reason is not None and labels.counts.max() < 2:
+        raise ValueError(
+            f"Every class has a single sample: {single_sample_reason}."
+        )
+    return X, y, labels
 
 
 def validate_ordered_points(estimator, X, y):
@@ -411,6 +469,48 @@ def check_indices(arr, name, n_samples):
             "preprocessor data."
         )
     return idx
+
+
+def dissimilar_identical_mask(V, delta):
+    """Return the mask of dissimilar pairs (``delta < 0``) with a zero difference ``V``.
+
+    No metric separates identical points: such a pair can never meet its
+    bound.  (A *similar* pair of identical points always meets it and is left
+    alone: the LogDet projection skips zero vectors, its dual stays 0.)
+    """
+    V = np.asarray(V)
+    return ~np.any(V != 0, axis=1) & (np.asarray(delta) < 0)
+
+
+def validate_labelled_pairs(pairs, y, preprocessor=None):
+    """Validate labelled training pairs: the fit prelude of the pairs learners.
+
+    Pairs go through :func:`validate_pairs`, labels through
+    :func:`validate_pair_labels`; a dissimilar pair of identical points is an
+    error (no metric separates it, see :func:`dissimilar_identical_mask`).
+
+    Returns
+    -------
+    V : ndarray of shape (n_pairs, n_features)
+        The pair differences ``x - x'``.
+    y : ndarray of shape (n_pairs,)
+        The labels, +1 or -1.
+    points : ndarray of shape (n_points, n_features)
+        The distinct points of the pairs (sorted rows), for the priors that
+        need the data (e.g. ``'covariance'``).
+    """
+    pts = validate_pairs(pairs, preprocessor)
+    y = validate_pair_labels(y, pts.shape[0])
+    V = pts[:, 0] - pts[:, 1]
+    bad = dissimilar_identical_mask(V, y)
+    if np.any(bad):
+        bad = np.flatnonzero(bad)
+        raise ValueError(
+            f"{bad.size} dissimilar pair(s) (y=-1) join identical points "
+            f"(first at index {bad[0]}); no metric can separate them."
+        )
+    points = np.unique(pts.reshape(-1, pts.shape[2]), axis=0)
+    return V, y, points
 
 
 def validate_pair_labels(y, n_pairs):

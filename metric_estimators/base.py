@@ -31,6 +31,7 @@ from ._validation import (
     plain,
     resolve_preprocessor,
     check_no_tuple_labels,
+    validate_labelled_pairs,
     validate_pair_labels,
     validate_pairs,
     validate_points,
@@ -537,6 +538,24 @@ class PairsClassifierMixin(ClassifierMixin):
         scores = self.decision_function(pairs)
         y = validate_pair_labels(y, scores.shape[0])
         return float(roc_auc_score(y, scores, sample_weight=sample_weight))
+
+    def _training_pairs(self, pairs, y, calibration_params):
+        """The start of a pairs learner's ``fit``: ``(V, y, points)`` to solve on.
+
+        Checks ``calibration_params`` (before solving, so that a typo fails at
+        once), validates the pairs and labels
+        (:func:`~metric_estimators._validation.validate_labelled_pairs`) and
+        sets ``n_features_in_``.
+        """
+        check_calibration_dict(calibration_params)
+        V, y, points = validate_labelled_pairs(pairs, y, self._check_preprocessor())
+        self.n_features_in_ = V.shape[1]
+        return V, y, points
+
+    def _calibrate_on_training_pairs(self, pairs, y, calibration_params):
+        """The end of a pairs learner's ``fit``: ``classes_`` and ``threshold_``."""
+        self.classes_ = np.array([-1, 1])
+        return self.calibrate_threshold(pairs, y, **(calibration_params or {}))
 
     def set_threshold(self, threshold):
         """Set the distance at or below which pairs are predicted similar.

@@ -48,25 +48,18 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 
-from ._problems.logdet import (
-    check_bounds,
-    default_bounds,
-    dissimilar_identical_mask,
-    prior_matrix,
-)
+from ._docstrings import fill_doc
+from ._problems.logdet import check_bounds, default_bounds, prior_matrix
 from ._reporting import FitReport, convergence_warning
 from ._validation import (
+    dissimilar_identical_mask,
     power_of_two_scale,
-    validate_pair_labels,
-    validate_pairs,
-    validate_points,
+    validate_labelled_points,
 )
 from .base import (
     MahalanobisMixin,
     PairsClassifierMixin,
-    check_calibration_dict,
     components_from_matrix,
     renamed_parameter,
 )
@@ -272,50 +265,33 @@ class ITML(PairsClassifierMixin, _BaseITML):
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @fill_doc
     def fit(self, pairs, y, bounds=None, calibration_params=None):
         """Learn the metric from labelled pairs.
 
+        Similar pairs of identical points satisfy every bound: they are kept
+        (the solver skips them, their dual stays 0).
+
         Parameters
         ----------
-        pairs : array-like of shape (n_pairs, 2, n_features) or (n_pairs, 2)
-            Pairs of points, or index pairs when a ``preprocessor`` is set.
-        y : array-like of shape (n_pairs,)
-            +1 for similar, -1 for dissimilar pairs.
+        %(labelled_pairs)s
         bounds : (low, high) or None
             Bounds on *squared* distances, ``0 < low <= high``.  Default: the
             5th and 95th percentiles of squared prior distances between the
             distinct points of ``pairs`` (at most 1000 of them, drawn with
             ``random_state``; pairs of identical points are not counted).
-        calibration_params : dict or None
-            Keyword arguments of :meth:`calibrate_threshold`, run on the
-            training pairs at the end of ``fit``.
+        %(calibration_params)s
 
         Returns
         -------
-        self
+        self : ITML
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
-        check_calibration_dict(calibration_params)
-        pts = validate_pairs(pairs, self._check_preprocessor())
-        y = validate_pair_labels(y, pts.shape[0])
-        n_features = pts.shape[2]
-        V = pts[:, 0] - pts[:, 1]
-        bad = dissimilar_identical_mask(V, y)
-        if np.any(bad):
-            bad = np.flatnonzero(bad)
-            raise ValueError(
-                f"{bad.size} dissimilar pair(s) (y=-1) join identical points "
-                f"(first at index {bad[0]}); no metric can separate them."
-            )
-        # Similar pairs of identical points satisfy every bound; they are kept
-        # (and skipped by the kernel, their dual stays 0).
-        points = np.unique(pts.reshape(-1, n_features), axis=0)
-        rng = check_random_state(self.random_state)
-        self.n_features_in_ = n_features
-        self._solve(V, y, points, bounds, rng, report)
-        self.classes_ = np.array([-1, 1])
-        self.calibrate_threshold(pairs, y, **(calibration_params or {}))
-        return self
+        V, y_pairs, points = self._training_pairs(pairs, y, calibration_params)
+        self._solve(V, y_pairs, points, bounds,
+                    check_random_state(self.random_state), report)
+        return self._calibrate_on_training_pairs(pairs, y_pairs,
+                                                 calibration_params)
 
 
 class ITML_Supervised(_BaseITML):
@@ -401,16 +377,9 @@ class ITML_Supervised(_BaseITML):
         self._check_preprocessor()
         X = self._points(X)
         _refuse_pairs(X, y)
-        X, y = validate_points(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(
-                f"ITML_Supervised needs samples of at least 2 classes in y; "
-                f"got {classes.size} class."
-            )
+        X, y, labels = validate_labelled_points(self, X, y)
         if n_constraints is None:
-            n_constraints = 20 * classes.size ** 2
+            n_constraints = 20 * labels.classes.size ** 2
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
         V = X[pairs[:, 0]] - X[pairs[:, 1]]

@@ -11,11 +11,11 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 
+from ._docstrings import fill_doc
 from ._problems.lfda import lfda_directions, local_scatter
 from ._reporting import FitReport
-from ._validation import power_of_two_scale, validate_points
+from ._validation import power_of_two_scale, validate_labelled_points
 from .base import MahalanobisMixin
 
 __all__ = ["LFDA"]
@@ -100,14 +100,13 @@ class LFDA(MahalanobisMixin, BaseEstimator):
         self.preprocessor = preprocessor
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @fill_doc
     def fit(self, X, y):
         """Learn the embedding from labelled points.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Class labels.
+        %(labelled_points)s
 
         Returns
         -------
@@ -115,14 +114,8 @@ class LFDA(MahalanobisMixin, BaseEstimator):
         """
         report = FitReport(self, verbose=0)
         self._check_preprocessor()
-        X, y = validate_points(self, self._points(X), y, ensure_min_samples=2)
-        X = X.astype(np.float64, copy=False)
-        check_classification_targets(y)
-        classes, y_idx, counts = np.unique(y, return_inverse=True,
-                                           return_counts=True)
-        if classes.size < 2:
-            raise ValueError("LFDA needs samples of at least 2 classes in y; "
-                             "y has 1 class.")
+        X, y, (classes, y_idx, counts) = validate_labelled_points(
+            self, self._points(X), y)
         n_features = X.shape[1]
         n_components = n_features if self.n_components is None else self.n_components
         if n_components > n_features:

@@ -36,13 +36,17 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from threadpoolctl import threadpool_limits
 
+from ._docstrings import fill_doc
 from ._problems.logdet import prior_matrix
 from ._problems.lsml import QuadrupletResidualProblem, check_quadruplet_weights
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
-from ._validation import check_no_tuple_labels, validate_points, validate_tuples
+from ._validation import (
+    check_no_tuple_labels,
+    validate_labelled_points,
+    validate_tuples,
+)
 from .base import (
     MahalanobisMixin,
     QuadrupletsClassifierMixin,
@@ -275,14 +279,13 @@ class LSML_Supervised(_BaseLSML):
         self.weights = weights
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @fill_doc
     def fit(self, X, y):
         """Learn the metric from class labels.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Class labels.
+        %(labelled_points)s
 
         Returns
         -------
@@ -290,17 +293,10 @@ class LSML_Supervised(_BaseLSML):
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         self._check_preprocessor()
-        X, y = validate_points(self, self._points(X), y, dtype=np.float64)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(
-                f"LSML_Supervised needs samples of at least 2 classes in y; "
-                f"got {classes.size} class."
-            )
+        X, y, labels = validate_labelled_points(self, self._points(X), y)
         n_constraints = self.n_constraints
         if n_constraints is None:
-            n_constraints = 20 * classes.size ** 2
+            n_constraints = 20 * labels.classes.size ** 2
         rng = check_random_state(self.random_state)
         a, b, c, d = positive_negative_pairs(y, n_constraints, same_length=True,
                                              random_state=rng)

@@ -38,19 +38,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from threadpoolctl import threadpool_limits
 
-from ._problems.logdet import dissimilar_identical_mask, prior_matrix
+from ._docstrings import fill_doc
+from ._problems.logdet import prior_matrix
 from ._problems.mmc import RIDGE, MMCDiagonalProblem, MMCFullProblem
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
-from ._validation import validate_pair_labels, validate_pairs, validate_points
-from .base import (
-    MahalanobisMixin,
-    PairsClassifierMixin,
-    check_calibration_params,
-    components_from_matrix,
-)
+from ._validation import validate_labelled_points
+from .base import MahalanobisMixin, PairsClassifierMixin, components_from_matrix
 from .constraints import pairs_from_labels
 from .solvers.constrained import nonnegative_lbfgs, spectraplex_ascent
 
@@ -64,18 +59,6 @@ _GAP = Column("Gap", ".3e")
 # threadpool_limits call of a process costs 50-100 ms, more than such a fit.
 _TINY_BLAS, _SMALL_BLAS = 1e6, 5e7
 _STEP = Column("Step", ".3e")
-
-
-
-def _reject_identical_dissimilar(pts, y):
-    """A dissimilar pair of identical points: an error, as in ITML."""
-    bad = dissimilar_identical_mask(pts[:, 0] - pts[:, 1], y)
-    if np.any(bad):
-        bad = np.flatnonzero(bad)
-        raise ValueError(
-            f"{bad.size} dissimilar pair(s) (y=-1) join identical points "
-            f"(first at index {bad[0]}); no metric can separate them."
-        )
 
 
 class _BaseMMC(MahalanobisMixin, BaseEstimator):
@@ -282,41 +265,25 @@ class MMC(PairsClassifierMixin, _BaseMMC):
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @fill_doc
     def fit(self, pairs, y, calibration_params=None):
         """Learn the metric from labelled pairs.
 
         Parameters
         ----------
-        pairs : array-like of shape (n_pairs, 2, n_features) or (n_pairs, 2)
-            Pairs of points, or index pairs when a ``preprocessor`` is set.
-        y : array-like of shape (n_pairs,)
-            +1 for similar, -1 for dissimilar pairs.
-        calibration_params : dict or None
-            Keyword arguments of :meth:`calibrate_threshold`, run on the
-            training pairs at the end of ``fit`` (checked before solving).
+        %(labelled_pairs)s
+        %(calibration_params)s
 
         Returns
         -------
         self : MMC
         """
-        report = FitReport(self, (ITERATION, OBJECTIVE, _GAP, _STEP),
-                           verbose=self.verbose)
-        pts = validate_pairs(pairs, self._check_preprocessor())
-        y = validate_pair_labels(y, pts.shape[0])
-        if calibration_params is not None and not isinstance(calibration_params, dict):
-            raise TypeError(
-                f"calibration_params must be a dict or None, got {calibration_params!r}."
-            )
-        check_calibration_params(**(calibration_params or {}))
-        n_features = pts.shape[2]
-        _reject_identical_dissimilar(pts, y)
-        V = pts[:, 0] - pts[:, 1]
-        points = np.unique(pts.reshape(-1, n_features), axis=0)
-        self.n_features_in_ = n_features
-        self._solve(V, y, points, check_random_state(self.random_state), report)
-        self.classes_ = np.array([-1, 1])
-        self.calibrate_threshold(pairs, y, **(calibration_params or {}))
-        return self
+        report = FitReport(self, (ITERATION, OBJECTIVE, _GAP, _STEP), verbose=self.verbose)
+        V, y_pairs, points = self._training_pairs(pairs, y, calibration_params)
+        self._solve(V, y_pairs, points, check_random_state(self.random_state),
+                    report)
+        return self._calibrate_on_training_pairs(pairs, y_pairs,
+                                                 calibration_params)
 
 
 class MMC_Supervised(_BaseMMC):
@@ -364,14 +331,13 @@ class MMC_Supervised(_BaseMMC):
         self.n_constraints = n_constraints
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @fill_doc
     def fit(self, X, y):
         """Learn the metric from class labels.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Class labels.
+        %(labelled_points)s
 
         Returns
         -------
@@ -380,17 +346,10 @@ class MMC_Supervised(_BaseMMC):
         report = FitReport(self, (ITERATION, OBJECTIVE, _GAP, _STEP),
                            verbose=self.verbose)
         self._check_preprocessor()
-        X, y = validate_points(self, self._points(X), y, dtype=np.float64)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes in "
-                f"y; got {classes.size} class."
-            )
+        X, y, labels = validate_labelled_points(self, self._points(X), y)
         n_constraints = self.n_constraints
         if n_constraints is None:
-            n_constraints = 20 * classes.size ** 2
+            n_constraints = 20 * labels.classes.size ** 2
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
         V = X[pairs[:, 0]] - X[pairs[:, 1]]

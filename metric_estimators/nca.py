@@ -11,11 +11,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 
+from ._docstrings import fill_doc
 from ._problems.nca import solve_nca
 from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
-from ._validation import validate_points
+from ._validation import validate_labelled_points
 from .base import MahalanobisMixin
 
 __all__ = ["NCA"]
@@ -110,14 +110,13 @@ class NCA(MahalanobisMixin, BaseEstimator):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @fill_doc
     def fit(self, X, y):
         """Learn the linear map from labelled points.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Class labels.
+        %(labelled_points)s
 
         Returns
         -------
@@ -125,16 +124,10 @@ class NCA(MahalanobisMixin, BaseEstimator):
         """
         report = FitReport(self, [ITERATION, OBJECTIVE], verbose=self.verbose)
         self._check_preprocessor()
-        X, y = validate_points(self, self._points(X), y, ensure_min_samples=2)
-        X = X.astype(np.float64, copy=False)
-        check_classification_targets(y)
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise ValueError("NCA needs samples of at least 2 classes in y; "
-                             "y has 1 class.")
-        if np.bincount(y_idx).max() < 2:
-            raise ValueError("Every class has a single sample: NCA's objective "
-                             "(same-class neighbours) is 0 for every map.")
+        X, y, labels = validate_labelled_points(
+            self, self._points(X), y, single_sample_reason=(
+                "NCA's objective (same-class neighbours) is 0 for every map"))
+        classes, y_idx = labels.classes, labels.indices
         if self.n_components is not None and self.n_components > X.shape[1]:
             raise ValueError(f"n_components={self.n_components} must be <= "
                              f"n_features={X.shape[1]}.")

@@ -26,8 +26,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 
+from ._docstrings import fill_doc
 from ._problems.logdet import (
     check_bounds,
     default_bounds,
@@ -35,7 +35,7 @@ from ._problems.logdet import (
     prior_matrix,
 )
 from ._reporting import FitReport, convergence_warning
-from ._validation import power_of_two_scale, validate_points
+from ._validation import power_of_two_scale, validate_labelled_points
 from .base import MahalanobisMixin, components_from_matrix
 from .solvers.active_sets import LogDetPairConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
@@ -145,13 +145,13 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @fill_doc
     def fit(self, X, y, bounds=None):
         """Learn the metric from class labels.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        %(labelled_points)s
         bounds : (low, high) or None
             Bounds on squared distances; default: the 5th / 95th percentiles
             of squared prior distances between distinct points (as ITML).
@@ -162,14 +162,8 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         self._check_preprocessor()
-        X, y = validate_points(self, self._points(X), y, dtype=np.float64)
-        check_classification_targets(y)
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise ValueError(
-                f"ProjectAndForget needs samples of at least 2 classes in y; "
-                f"got {classes.size} class."
-            )
+        X, y, (classes, y_idx, _) = validate_labelled_points(
+            self, self._points(X), y)
         X = np.ascontiguousarray(X, dtype=np.float64)
         n, d = X.shape
         rng = check_random_state(self.random_state)

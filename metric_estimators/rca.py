@@ -11,11 +11,15 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 
+from ._docstrings import fill_doc
 from ._problems.rca import chunklet_covariances, rca_components
 from ._reporting import FitReport
-from ._validation import power_of_two_scale, validate_points
+from ._validation import (
+    power_of_two_scale,
+    validate_labelled_points,
+    validate_points,
+)
 from .base import MahalanobisMixin, renamed_parameter
 from .constraints import Constraints
 
@@ -221,14 +225,13 @@ class RCA_Supervised(RCA):
         self.num_chunks = num_chunks
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @fill_doc
     def fit(self, X, y):
         """Draw chunklets from the labels and learn the metric.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Class labels.
+        %(labelled_points)s
 
         Returns
         -------
@@ -237,13 +240,8 @@ class RCA_Supervised(RCA):
         report = FitReport(self, verbose=0)
         n_chunks = renamed_parameter(self, "num_chunks", "n_chunks", 100)
         self._check_preprocessor()
-        X, y = validate_points(self, self._points(X), y, ensure_min_samples=2)
-        check_classification_targets(y)
-        classes, y_idx, counts = np.unique(y, return_inverse=True,
-                                           return_counts=True)
-        if classes.size < 2:
-            raise ValueError("RCA_Supervised needs samples of at least 2 "
-                             "classes in y; y has 1 class.")
+        X, y, (_, y_idx, counts) = validate_labelled_points(
+            self, self._points(X), y)
         self._n_components(X.shape[1])
         capacity = int((counts // self.chunk_size).sum())
         if capacity == 0:

@@ -42,8 +42,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 
+from ._docstrings import fill_doc
 from ._problems.scml import (
     TripletHingeProblem,
     check_basis,
@@ -53,7 +53,11 @@ from ._problems.scml import (
     unique_points,
 )
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
-from ._validation import check_no_tuple_labels, validate_points, validate_tuples
+from ._validation import (
+    check_no_tuple_labels,
+    validate_labelled_points,
+    validate_tuples,
+)
 from .base import MahalanobisMixin, TripletsClassifierMixin, components_from_matrix
 from .constraints import Constraints
 from .solvers.stochastic import adagrad_rda
@@ -346,14 +350,13 @@ class SCML_Supervised(_BaseSCML):
         self.k_impostor = k_impostor
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @fill_doc
     def fit(self, X, y):
         """Learn the metric from class labels.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Class labels.
+        %(labelled_points)s
 
         Returns
         -------
@@ -361,19 +364,10 @@ class SCML_Supervised(_BaseSCML):
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         self._check_preprocessor()
-        X, y = validate_points(self, self._points(X), y, dtype=np.float64)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(
-                f"SCML_Supervised needs samples of at least 2 classes in y; "
-                f"got {classes.size} class."
-            )
-        if np.unique(y, return_counts=True)[1].max() < 2:
-            raise ValueError(
-                "SCML_Supervised needs same-class neighbours, but every class "
-                "has a single sample."
-            )
+        X, y, _ = validate_labelled_points(
+            self, self._points(X), y, single_sample_reason=(
+                "SCML_Supervised finds no same-class neighbours to draw "
+                "triplets from"))
         # a class too small for k_genuine / k_impostor: a warning, and the
         # neighbours it has
         triplets = Constraints(y).generate_knntriplets(

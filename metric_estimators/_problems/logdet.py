@@ -20,7 +20,7 @@ import numpy as np
 from scipy.spatial.distance import pdist
 from sklearn.datasets import make_spd_matrix
 
-from .._validation import check_pd_matrix, plain
+from .._validation import check_pd_matrix, dissimilar_identical_mask, plain
 from ..base import components_from_matrix
 
 __all__ = ["MAX_BOUND_POINTS", "prior_matrix", "default_bounds",
@@ -103,17 +103,6 @@ def check_bounds(bounds):
             f"bounds must satisfy low <= high, got low={low} > high={high}."
         )
     return low, high
-
-
-def dissimilar_identical_mask(V, delta):
-    """Return the mask of dissimilar pairs (``delta < 0``) with a zero difference ``V``.
-
-    No metric separates identical points: such a pair can never meet its
-    bound.  (A *similar* pair of identical points always meets it and is left
-    alone: the LogDet projection skips zero vectors, its dual stays 0.)
-    """
-    V = np.asarray(V)
-    return ~np.any(V != 0, axis=1) & (np.asarray(delta) < 0)
 
 
 def identical_different_class_pairs(X, y):
