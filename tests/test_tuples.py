@@ -21,7 +21,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 
 from metric_estimators import LSML, SCML, LSML_Supervised, SCML_Supervised
-from metric_estimators._problems.lsml import QuadrupletResidualProblem
+from metric_estimators._problems.lsml import (
+    QuadrupletResidualProblem,
+    numpy_evaluations,
+)
 from metric_estimators._problems.scml import TripletHingeProblem, unique_points
 from metric_estimators._validation import validate_pairs, validate_tuples
 from metric_estimators.solvers.stochastic import adagrad_rda
@@ -425,7 +428,9 @@ def _lsml_reference(V, U, w, M0, M):
     return f, G
 
 
-def test_lsml_objective_and_gradient_match_numpy():
+@pytest.mark.parametrize("path", ["numba", "numpy"])
+def test_lsml_objective_and_gradient_match_numpy(path):
+    """Both implementations (numba kernels, vectorised numpy) against the reference."""
     rng = np.random.RandomState(0)
     V, U = rng.randn(40, 4), rng.randn(40, 4)
     w = rng.rand(40)
@@ -435,6 +440,7 @@ def test_lsml_objective_and_gradient_match_numpy():
     B = rng.randn(4, 4)
     M = B @ B.T + 0.5 * np.eye(4)
     prob = QuadrupletResidualProblem(V, U, w, M0)
+    prob.numpy_evaluations_ = 0 if path == "numba" else 10 ** 9
     f_ref, G_ref = _lsml_reference(V, U, w, M0, M)
     assert prob.value(M) == pytest.approx(f_ref, rel=1e-10)
     G = prob.gradient(M)
@@ -449,6 +455,28 @@ def test_lsml_objective_and_gradient_match_numpy():
         assert fd == pytest.approx(np.sum(G * S), rel=1e-5, abs=1e-8)
     # outside the positive definite cone the objective is +inf
     assert prob.value(-np.eye(4)) == np.inf
+
+
+def test_lsml_switches_from_numpy_to_numba_after_its_budget():
+    rng = np.random.RandomState(1)
+    V, U = rng.randn(30, 3), rng.randn(30, 3)
+    V[0] = 0.0                     # a zero distance: coefficient 0 on both paths
+    w = np.full(30, 1 / 30)
+    B = rng.randn(3, 3)
+    M = B @ B.T + 0.5 * np.eye(3)
+    prob = QuadrupletResidualProblem(V, U, w, np.eye(3))
+    prob.numpy_evaluations_ = 2
+    f_np, G_np = prob.value(M), prob.gradient(M)
+    assert prob._residuals(M)[1] is False          # the third evaluation: numba
+    f_nb, G_nb = prob.value(M), prob.gradient(M)
+    assert prob.n_evaluations == 5
+    assert f_np == pytest.approx(f_nb, rel=1e-12)
+    np.testing.assert_allclose(G_np, G_nb, rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(G_np, G_np.T)
+    f_ref, G_ref = _lsml_reference(V, U, w, np.eye(3), M)
+    np.testing.assert_allclose(G_np, G_ref, rtol=1e-9, atol=1e-11)
+    # the budget follows the cost model: larger problems get fewer numpy calls
+    assert numpy_evaluations(80, 13) > numpy_evaluations(2000, 64) >= 1
 
 
 def test_lsml_decreases_the_objective_and_keeps_m_pd():
