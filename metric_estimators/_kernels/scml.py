@@ -53,22 +53,24 @@ def triplet_batch_gradient(P, triplets, batch, w, grad):
 
 
 @njit(**_FAST)
+def _hinge(P, a, b, c, w):
+    """``max(0, 1 + w . phi)`` of the triplet ``(a, b, c)`` (rows of ``P``)."""
+    margin = 1.0
+    for k in range(P.shape[1]):
+        pa = P[a, k]
+        u = pa - P[b, k]
+        v = pa - P[c, k]
+        margin += w[k] * (u * u - v * v)
+    return margin if margin > 0.0 else 0.0
+
+
+@njit(**_FAST)
 def triplet_hinges(P, triplets, w):
     """Hinge ``max(0, 1 + w . phi_t)`` of every triplet (serial)."""
     n = triplets.shape[0]
-    K = P.shape[1]
     out = np.empty(n)
     for t in range(n):
-        a = triplets[t, 0]
-        b = triplets[t, 1]
-        c = triplets[t, 2]
-        margin = 1.0
-        for k in range(K):
-            pa = P[a, k]
-            u = pa - P[b, k]
-            v = pa - P[c, k]
-            margin += w[k] * (u * u - v * v)
-        out[t] = margin if margin > 0.0 else 0.0
+        out[t] = _hinge(P, triplets[t, 0], triplets[t, 1], triplets[t, 2], w)
     return out
 
 
@@ -81,17 +83,7 @@ def triplet_hinges_parallel(P, triplets, w):
     Worth its thread-pool start-up only for large problems.
     """
     n = triplets.shape[0]
-    K = P.shape[1]
     out = np.empty(n)
     for t in prange(n):
-        a = triplets[t, 0]
-        b = triplets[t, 1]
-        c = triplets[t, 2]
-        margin = 1.0
-        for k in range(K):
-            pa = P[a, k]
-            u = pa - P[b, k]
-            v = pa - P[c, k]
-            margin += w[k] * (u * u - v * v)
-        out[t] = margin if margin > 0.0 else 0.0
+        out[t] = _hinge(P, triplets[t, 0], triplets[t, 1], triplets[t, 2], w)
     return out
