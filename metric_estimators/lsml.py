@@ -36,12 +36,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from threadpoolctl import threadpool_limits
 
 from ._docstrings import fill_doc
 from ._problems.logdet import prior_matrix
 from ._problems.lsml import QuadrupletResidualProblem, check_quadruplet_weights
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
+from ._threads import one_blas_thread
 from ._validation import (
     check_no_tuple_labels,
     validate_labelled_points,
@@ -93,7 +93,7 @@ class _BaseLSML(MahalanobisMixin, BaseEstimator):
         problem = QuadrupletResidualProblem(V, U, w, M0)
         # small dense matrices (Cholesky, inverse of d x d): one BLAS thread;
         # spinning threads make them many times slower on a busy machine
-        blas = (threadpool_limits(limits=1, user_api="blas")
+        blas = (one_blas_thread(V.shape[0] * n_features ** 2)
                 if n_features <= SMALL_FEATURES else nullcontext())
         with blas:
             result = gradient_descent(

@@ -31,19 +31,18 @@ Differences from metric-learn 0.7.0 (same class names and parameters)
 """
 
 import warnings
-from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from threadpoolctl import threadpool_limits
 
 from ._docstrings import fill_doc
 from ._problems.logdet import prior_matrix
 from ._problems.mmc import RIDGE, MMCDiagonalProblem, MMCFullProblem
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
+from ._threads import one_blas_thread
 from ._validation import validate_labelled_points
 from .base import MahalanobisMixin, PairsClassifierMixin, components_from_matrix
 from .constraints import pairs_from_labels
@@ -52,12 +51,11 @@ from .solvers.constrained import nonnegative_lbfgs, spectraplex_ascent
 __all__ = ["MMC", "MMC_Supervised"]
 
 _GAP = Column("Gap", ".3e")
-# Between these n_pairs * n_features^2, BLAS runs single-threaded: its threads
-# do not pay off on products of this size and, on busy cores, spinning
-# threads made the digits fit 10-20 times slower (measured: 11 s -> 0.6 s).
-# Below the lower bound BLAS does not start threads anyway, and the first
-# threadpool_limits call of a process costs 50-100 ms, more than such a fit.
-_TINY_BLAS, _SMALL_BLAS = 1e6, 5e7
+# Below this n_pairs * n_features^2 (and from _threads.TINY_BLAS_WORK on),
+# BLAS runs single-threaded: its threads do not pay off on products of this
+# size and, on busy cores, spinning threads made the digits fit 10-20 times
+# slower (measured: 11 s -> 0.6 s).
+_LARGE_BLAS = 5e7
 _STEP = Column("Step", ".3e")
 
 
@@ -113,8 +111,7 @@ class _BaseMMC(MahalanobisMixin, BaseEstimator):
         except (TypeError, ValueError) as exc:  # name MMC's parameter: init
             raise type(exc)(str(exc).replace("prior", "init")) from None
         self.n_raised_ = 0
-        small = _TINY_BLAS <= V.shape[0] * n_features ** 2 < _SMALL_BLAS
-        with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
+        with one_blas_thread(V.shape[0] * n_features ** 2, upper=_LARGE_BLAS):
             if self.diagonal:
                 M = np.diag(self._solve_diagonal(V_sim, V_dis, A0, report))
             else:
