@@ -135,7 +135,7 @@ def check_n_components(n_components, n_features):
 
 
 class ClassLabels(NamedTuple):
-    """The classes of validated labels, as :func:`validate_labelled_points` returns them."""
+    """Classes of validated labels, as :func:`validate_labelled_points` returns them."""
 
     #: the distinct labels, sorted
     classes: np.ndarray

@@ -275,7 +275,8 @@ class MMC(PairsClassifierMixin, _BaseMMC):
         -------
         self : MMC
         """
-        report = FitReport(self, (ITERATION, OBJECTIVE, _GAP, _STEP), verbose=self.verbose)
+        report = FitReport(self, (ITERATION, OBJECTIVE, _GAP, _STEP),
+                           verbose=self.verbose)
         V, y_pairs, points = self._training_pairs(pairs, y, calibration_params)
         self._solve(V, y_pairs, points, check_random_state(self.random_state),
                     report)
