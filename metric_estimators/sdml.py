@@ -216,7 +216,8 @@ class SDML(PairsClassifierMixin, _BaseSDML):
         -------
         self : SDML
         """
-        report = FitReport(self, (ITERATION, OBJECTIVE, _DUAL_GAP), verbose=self.verbose)
+        report = FitReport(self, (ITERATION, OBJECTIVE, _DUAL_GAP),
+                           verbose=self.verbose)
         V, y_pairs, points = self._training_pairs(pairs, y, calibration_params)
         self._solve(V, y_pairs, points, check_random_state(self.random_state),
                     report)
