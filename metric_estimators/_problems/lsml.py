@@ -32,14 +32,19 @@ from scipy import linalg
 __all__ = ["QuadrupletResidualProblem", "check_quadruplet_weights",
            "gradient_numpy", "numpy_evaluations", "residuals_numpy"]
 
-#: CPU seconds to load the cached numba kernels in a fresh process (import
-#: of numba and first calls), measured 0.30-0.49 s on the development
-#: machine (benchmarks/README.md, "LSML numpy/numba crossover").
+#: CPU seconds of numba's start-up that the numpy path saves: the first
+#: calls of the cached kernels alone cost 0.30-0.49 s (numba already
+#: imported); in a fresh process that has not imported numba yet, the
+#: import and the first calls cost 3.3-3.4 s
+#: (``benchmarks/results/lsml_crossover.txt``).  The lower figure keeps the
+#: rule conservative: it switches to numba early rather than late.
 NUMBA_START_UP = 0.3
-#: numpy's time per evaluation (residuals and gradient) is about
+#: numpy's time per evaluation (residuals and gradient) is at most about
 #: ``NUMPY_CALL + NUMPY_PER_ELEMENT * n_quadruplets * n_features ** 2``
-#: seconds (least-squares fit of single-threaded timings, n from 80 to
-#: 10,000, d from 13 to 64).
+#: seconds: an upper envelope of the single-threaded timings of
+#: ``benchmarks/lsml_crossover.py`` (n from 80 to 10,000, d from 13 to 64;
+#: numba is faster per evaluation below about 500 quadruplets, numpy up to
+#: a few thousand, about even beyond).
 NUMPY_CALL = 1e-4
 NUMPY_PER_ELEMENT = 6e-10
 
