@@ -40,13 +40,17 @@ def make_synthetic(n_samples: int, n_features: int):
 
 
 def make_issue16(n_samples: int, n_features: int):
-    """``mc-<n>-<d>``: issue 16's setting, 10 classes, 8 informative features, class_sep 1.5."""
+    """``mc-<n>-<d>``: issue 16's words, 10 classes, 8 informative features, class_sep 1.5.
+
+    Every parameter the issue does not name keeps scikit-learn's default
+    (``n_redundant=2``, ``n_repeated=0``, ``n_clusters_per_class=2``,
+    ``flip_y=0.01``, ...), with ``random_state=0``.
+    """
     from sklearn.datasets import make_classification
 
     return make_classification(
         n_samples=n_samples, n_features=n_features, n_informative=8,
-        n_redundant=0, n_repeated=0, n_classes=10, n_clusters_per_class=2,
-        class_sep=1.5, flip_y=0.01, random_state=0,
+        n_classes=10, class_sep=1.5, random_state=0,
     )
 
 
