@@ -61,6 +61,7 @@ def render(title: str, stem: str, rows: list[dict]) -> str:
         Column("3-NN accuracy", "accuracy", "{:.4f}"),
         Column("peak RSS (MB)", "peak_rss_mb", "{:.0f}"),
         Column("RSS before fit (MB)", "rss_before_fit_mb", "{:.0f}"),
+        Column("added by fit (MB)", "fit_added_mb", "{:.0f}"),
         Column("n_iter", "n_iter"), Column("load 1m", runner.load_1m, "{:.2f}"),
         Column("threads", lambda r: r.get("threads", (r.get("run") or {}).get("threads"))),
         Column("note", runner.error_note),
