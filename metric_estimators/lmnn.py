@@ -26,9 +26,16 @@ from ._problems.lmnn import (
     LMNNObjective,
     SampledLMNNObjective,
     find_target_neighbors,
+    impostor_budget,
 )
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
-from ._validation import check_n_components, plain, power_of_two_scale, validate_points
+from ._validation import (
+    check_n_components,
+    parse_memory,
+    plain,
+    power_of_two_scale,
+    validate_points,
+)
 from .base import MahalanobisMixin, initialize_components, renamed_parameter
 from .solvers.lmnn_runs import run_lbfgs, run_sgd, run_subgradient
 
@@ -98,12 +105,21 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         Weight ``mu`` of the push (impostor) term; ``1 - mu`` weighs the
         pull term.  Named as in metric-learn.
 
-    max_impostors : int, default=500_000
-        Most impostor pairs kept at once (memory: about 40 bytes each).  If
-        more are near-active, the push term is estimated on a fixed random
-        subset of all impostor pairs, reweighted to stay unbiased, with a
-        warning; the subset depends on ``random_state`` only, so the
-        objective stays a fixed smooth function of ``L``.
+    max_impostors : int or 'auto', default='auto'
+        Most impostor pairs kept at once (PyLMNN's name and meaning; at most
+        32 bytes each at the peak of a fit).  ``'auto'``: as many as fit in
+        ``impostor_memory``.  If more are near-active, the push term is
+        estimated on a fixed random subset of all impostor pairs, reweighted
+        to stay unbiased, with a warning that says how much memory and time
+        the exact loss would need; the subset depends on ``random_state``
+        only, so the objective stays a fixed smooth function of ``L``.
+
+    impostor_memory : int or str, default='auto'
+        Memory budget of the impostor store when ``max_impostors='auto'``:
+        bytes (int) or a string with units (``'256MB'``, ``'1GB'``,
+        ``'1.5GiB'``).  ``'auto'``: 4 times the memory of the training data
+        (float64), at least 64 MB, so the budget scales with the data.
+        Unused with an int ``max_impostors`` and with ``solver='sgd'``.
 
     solver : {'lbfgs', 'subgradient', 'sgd'}, default='lbfgs'
         ``'lbfgs'``: squared hinge with scipy's L-BFGS-B.  ``'subgradient'``:
@@ -215,7 +231,9 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "regularization": [Interval(Real, 0, 1, closed="both")],
-        "max_impostors": [Interval(Integral, 1, None, closed="left")],
+        "max_impostors": [Interval(Integral, 1, None, closed="left"),
+                          StrOptions({"auto"})],
+        "impostor_memory": [Interval(Integral, 1, None, closed="left"), str],
         "solver": [StrOptions({"lbfgs", "subgradient", "sgd"})],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learn_rate": [Interval(Real, 0, None, closed="neither"), None],
@@ -240,7 +258,8 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         max_iter=1000,
         tol=1e-4,
         regularization=0.5,
-        max_impostors=500_000,
+        max_impostors="auto",
+        impostor_memory="auto",
         solver="lbfgs",
         learn_rate=None,
         batch_size=256,
@@ -260,6 +279,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         self.tol = tol
         self.regularization = regularization
         self.max_impostors = max_impostors
+        self.impostor_memory = impostor_memory
         self.solver = solver
         self.learn_rate = learn_rate
         self.batch_size = batch_size
@@ -307,11 +327,13 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
                                         progress=report.progress)
         report.phase(f"target neighbours: {params['n_neighbors']} per point")
+        cap, budget = impostor_budget(self.max_impostors, self.impostor_memory, X)
         impostors = ImpostorSet(
-            y_idx, (targets >= 0).any(axis=1), self.max_impostors,
+            y_idx, (targets >= 0).any(axis=1), cap,
             seed=rng.randint(np.iinfo(np.int32).max), log=report.phase,
             progress=report.progress,
         )
+        impostors.budget = budget
         if self.solver == "sgd":
             objective = SampledLMNNObjective(
                 X, targets, y_idx, self.regularization, L0.shape[0])
@@ -386,6 +408,9 @@ class LMNN(MahalanobisMixin, BaseEstimator):
                                      stacklevel=5),
             "min_iter": 0,
         }
+        if not (isinstance(self.impostor_memory, str)
+                and self.impostor_memory == "auto"):
+            parse_memory(self.impostor_memory, "impostor_memory")  # early errors
         if not (isinstance(self.min_iter, str) and self.min_iter == "deprecated"):
             if self.solver == "lbfgs":
                 raise ValueError(
