@@ -68,7 +68,10 @@ class LMNN(MahalanobisMixin, BaseEstimator):
     radius, and kept as an active set between searches; searches get rarer
     while they find nothing new, and the solver only stops once a search at
     the final ``L`` confirms that no active impostor was missing, so the
-    result is a stationary point of the exact loss.
+    result is a stationary point of the exact loss.  The store is bounded by
+    ``max_impostors`` / ``impostor_memory``; beyond it the push term is
+    estimated on a fixed hashed subset of the impostor pairs (a warning says
+    what the exact loss would cost).
 
     Parameters
     ----------

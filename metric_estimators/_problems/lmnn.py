@@ -116,6 +116,13 @@ class ImpostorSet:
     after a run in which the active set did not change has converged and a
     search at the final ``L`` has confirmed that no active impostor was
     missing, so the returned ``L`` is a stationary point of the exact loss.
+
+    At most ``max_impostors`` pairs are stored (int32 indices; the cap comes
+    from :func:`impostor_budget`).  Beyond it the push term is estimated on a
+    fixed hashed subset of all pairs (see :meth:`_search`); with a sampling
+    fraction of at most :data:`HASHED_SCAN_FRACTION` a search tests each
+    pair's hash before its distance (:meth:`_search_hashed`), so it needs
+    neither BLAS blocks nor a list of candidate pairs.
     """
 
     def __init__(self, y_idx, has_targets, max_impostors, seed=0, log=None,
