@@ -322,3 +322,34 @@ def test_impostor_store_is_int32():
     objective(np.eye(4).ravel())
     assert imps.imp_i.dtype == np.int32 and imps.imp_l.dtype == np.int32
     assert imps.imp_i.size > 0
+
+
+def test_hashed_scan_shrinks_on_overflow_and_matches_brute_force(monkeypatch):
+    """The hashed sampled scan, when its budget overflows mid-scan, returns
+    exactly the brute-force pairs of the final (smaller) fraction."""
+    import metric_estimators._problems.lmnn as mod
+    from sklearn.datasets import make_classification
+
+    from metric_estimators._kernels.lmnn import pair_uniform, point_hashes
+
+    monkeypatch.setattr(mod, "HASHED_SCAN_FRACTION", 1.0)
+    X, y = make_classification(n_samples=300, n_features=5, n_informative=3,
+                               n_classes=3, random_state=1)
+    _, y_idx = np.unique(y, return_inverse=True)
+    targets = find_target_neighbors(X, y_idx, 3)
+    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 400, seed=5)
+    imps.hashes = point_hashes(300, 5)
+    imps.fraction = 0.9  # far too many pairs for a cap of 400: it must shrink
+    imps.since_search = 0
+    Z = X @ np.eye(5)
+    D = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    R = D[np.arange(300)[:, None], targets].max(1) + 1
+    a, b = imps._search(Z, R)
+    assert imps.fraction < 0.9 and a.size <= 400
+    assert a.dtype == np.int32
+    ii, ll = np.nonzero((y[:, None] != y[None]) & (D < mod.SLACK * R[:, None]))
+    keep = pair_uniform(ii, ll, imps.hashes) < imps.fraction
+    assert set(zip(a.tolist(), b.tolist())) == set(zip(ii[keep].tolist(), ll[keep].tolist()))
+    # ordered by anchor, then impostor
+    order = np.lexsort((b, a))
+    assert np.array_equal(order, np.arange(a.size))
