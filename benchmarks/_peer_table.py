@@ -17,7 +17,8 @@ NOTES = (
     "on the test part. Peers run in their own virtual environments "
     "(`benchmarks/peers.py`). With `--repeat N` the smallest fit time is kept "
     "(all in `fit_times`). Peak RSS: `ru_maxrss` of the worker right after "
-    "`fit`; before fit: after imports and data loading. × fastest peer: fit time "
+    "`fit`; RSS before fit: the current RSS right before `fit` (data loaded, "
+    "learner imported); added by fit: the peak minus it. × fastest peer: fit time "
     "/ the fastest successful peer (metric_learn, pylmnn, mlpack) on that data "
     "set. Load 1m: 1-minute load average when the job started (the machine may "
     "be shared; compare rows of similar load).",
@@ -61,6 +62,7 @@ def render(title: str, stem: str, rows: list[dict]) -> str:
         Column("3-NN accuracy", "accuracy", "{:.4f}"),
         Column("peak RSS (MB)", "peak_rss_mb", "{:.0f}"),
         Column("RSS before fit (MB)", "rss_before_fit_mb", "{:.0f}"),
+        Column("added by fit (MB)", "fit_added_mb", "{:.0f}"),
         Column("n_iter", "n_iter"), Column("load 1m", runner.load_1m, "{:.2f}"),
         Column("threads", lambda r: r.get("threads", (r.get("run") or {}).get("threads"))),
         Column("note", runner.error_note),

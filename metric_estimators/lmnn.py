@@ -6,8 +6,8 @@ margin nearest neighbor classification. JMLR 10, 207-244.
 The estimator only validates, builds the problem and calls a solver: target
 neighbours, the impostor active set and the objective are in
 :mod:`metric_estimators._problems.lmnn`, the solvers in
-:mod:`metric_estimators.solvers.lbfgs` (``solver='lbfgs'``) and
-:mod:`metric_estimators.solvers.subgradient` (``solver='subgradient'``).
+:mod:`metric_estimators.solvers.lmnn_runs` (L-BFGS, mini-batch AMSGrad and
+the subgradient method wired to the impostor active set).
 """
 
 import warnings
@@ -26,22 +26,23 @@ from ._problems.lmnn import (
     LMNNObjective,
     SampledLMNNObjective,
     find_target_neighbors,
+    impostor_budget,
 )
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
-from ._validation import check_n_components, power_of_two_scale, validate_points
+from ._validation import (
+    check_n_components,
+    parse_memory,
+    plain,
+    power_of_two_scale,
+    validate_points,
+)
 from .base import MahalanobisMixin, initialize_components, renamed_parameter
-from .solvers.lbfgs import lbfgs_with_restarts
-from .solvers.minibatch import minibatch_amsgrad
-from .solvers.subgradient import adaptive_subgradient
+from .solvers.lmnn_runs import run_lbfgs, run_sgd, run_subgradient
 
 __all__ = ["LMNN", "find_target_neighbors"]
 
 # Below this n_samples * n_features * n_components, BLAS runs single-threaded.
 _SMALL_BLAS = 5e7
-
-
-class _Stop(Exception):
-    """The user's callback asked to stop (subgradient solver): ``args = (x, n_iter)``."""
 
 
 class LMNN(MahalanobisMixin, BaseEstimator):
@@ -67,7 +68,10 @@ class LMNN(MahalanobisMixin, BaseEstimator):
     radius, and kept as an active set between searches; searches get rarer
     while they find nothing new, and the solver only stops once a search at
     the final ``L`` confirms that no active impostor was missing, so the
-    result is a stationary point of the exact loss.
+    result is a stationary point of the exact loss.  The store is bounded by
+    ``max_impostors`` / ``impostor_memory``; beyond it the push term is
+    estimated on a fixed hashed subset of the impostor pairs (a warning says
+    what the exact loss would cost).
 
     Parameters
     ----------
@@ -104,12 +108,21 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         Weight ``mu`` of the push (impostor) term; ``1 - mu`` weighs the
         pull term.  Named as in metric-learn.
 
-    max_impostors : int, default=500_000
-        Most impostor pairs kept at once (memory: about 40 bytes each).  If
-        more are near-active, the push term is estimated on a fixed random
-        subset of all impostor pairs, reweighted to stay unbiased, with a
-        warning; the subset depends on ``random_state`` only, so the
-        objective stays a fixed smooth function of ``L``.
+    max_impostors : int or 'auto', default='auto'
+        Most impostor pairs kept at once (PyLMNN's name and meaning; at most
+        32 bytes each at the peak of a fit).  ``'auto'``: as many as fit in
+        ``impostor_memory``.  If more are near-active, the push term is
+        estimated on a fixed random subset of all impostor pairs, reweighted
+        to stay unbiased, with a warning that says how much memory and time
+        the exact loss would need; the subset depends on ``random_state``
+        only, so the objective stays a fixed smooth function of ``L``.
+
+    impostor_memory : int or str, default='auto'
+        Memory budget of the impostor store when ``max_impostors='auto'``:
+        bytes (int) or a string with units (``'256MB'``, ``'1GB'``,
+        ``'1.5GiB'``).  ``'auto'``: 4 times the memory of the training data
+        (float64), at least 64 MB, so the budget scales with the data.
+        Unused with an int ``max_impostors`` and with ``solver='sgd'``.
 
     solver : {'lbfgs', 'subgradient', 'sgd'}, default='lbfgs'
         ``'lbfgs'``: squared hinge with scipy's L-BFGS-B.  ``'subgradient'``:
@@ -221,7 +234,9 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "regularization": [Interval(Real, 0, 1, closed="both")],
-        "max_impostors": [Interval(Integral, 1, None, closed="left")],
+        "max_impostors": [Interval(Integral, 1, None, closed="left"),
+                          StrOptions({"auto"})],
+        "impostor_memory": [Interval(Integral, 1, None, closed="left"), str],
         "solver": [StrOptions({"lbfgs", "subgradient", "sgd"})],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learn_rate": [Interval(Real, 0, None, closed="neither"), None],
@@ -246,7 +261,8 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         max_iter=1000,
         tol=1e-4,
         regularization=0.5,
-        max_impostors=500_000,
+        max_impostors="auto",
+        impostor_memory="auto",
         solver="lbfgs",
         learn_rate=None,
         batch_size=256,
@@ -266,6 +282,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         self.tol = tol
         self.regularization = regularization
         self.max_impostors = max_impostors
+        self.impostor_memory = impostor_memory
         self.solver = solver
         self.learn_rate = learn_rate
         self.batch_size = batch_size
@@ -295,7 +312,6 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         report = FitReport(self, [ITERATION, OBJECTIVE, ACTIVE],
                            verbose=self.verbose, total=self.max_iter)
         params = self._resolve_parameters()
-        params["progress"] = report.progress  # the solvers' progress lines
         self._check_preprocessor()
         X, y_idx = self._validate(self._points(X), y, params["n_neighbors"])
         report.phase(f"fit on {X.shape[0]} x {X.shape[1]}, {y_idx.max() + 1} "
@@ -314,11 +330,13 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
                                         progress=report.progress)
         report.phase(f"target neighbours: {params['n_neighbors']} per point")
+        cap, budget = impostor_budget(self.max_impostors, self.impostor_memory, X)
         impostors = ImpostorSet(
-            y_idx, (targets >= 0).any(axis=1), self.max_impostors,
+            y_idx, (targets >= 0).any(axis=1), cap,
             seed=rng.randint(np.iinfo(np.int32).max), log=report.phase,
             progress=report.progress,
         )
+        impostors.budget = budget
         if self.solver == "sgd":
             objective = SampledLMNNObjective(
                 X, targets, y_idx, self.regularization, L0.shape[0])
@@ -345,11 +363,19 @@ class LMNN(MahalanobisMixin, BaseEstimator):
             self.components_ = (x / s).reshape(L0.shape)
             return bool(self.callback(self, it))
 
+        options = {"max_iter": self.max_iter, "tol": params["tol"]}
+        if self.solver == "sgd":
+            solve, options = run_sgd, dict(
+                options, learn_rate=self.learn_rate, batch_size=self.batch_size,
+                progress=report.progress)
+        elif self.solver == "subgradient":
+            solve, options = run_subgradient, dict(
+                options, learn_rate=self.learn_rate, min_iter=params["min_iter"])
+        else:
+            solve = run_lbfgs
         with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
-            solve = {"lbfgs": self._lbfgs, "subgradient": self._subgradient,
-                     "sgd": self._sgd}[self.solver]
             L, n_iter, converged, stopped = solve(
-                objective, L0.ravel().copy(), record, params)
+                objective, L0.ravel().copy(), record, **options)
         report.finish(f"{'converged' if converged else 'stopped'}"
                       f"{' by the callback' if stopped else ''} after "
                       f"{n_iter} iterations, {impostors.n_searches} impostor searches")
@@ -385,6 +411,9 @@ class LMNN(MahalanobisMixin, BaseEstimator):
                                      stacklevel=5),
             "min_iter": 0,
         }
+        if not (isinstance(self.impostor_memory, str)
+                and self.impostor_memory == "auto"):
+            parse_memory(self.impostor_memory, "impostor_memory")  # early errors
         if not (isinstance(self.min_iter, str) and self.min_iter == "deprecated"):
             if self.solver == "lbfgs":
                 raise ValueError(
@@ -423,7 +452,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         if small.size:
             warnings.warn(
                 f"{small.size} class(es) have at most n_neighbors="
-                f"{n_neighbors} samples (e.g. class {small[0]!r} with "
+                f"{n_neighbors} samples (e.g. class {plain(small[0])!r} with "
                 f"{counts[counts <= n_neighbors][0]}); their points get "
                 "fewer target neighbours.",
                 UserWarning,
@@ -441,59 +470,3 @@ class LMNN(MahalanobisMixin, BaseEstimator):
                 self.n_components is not None and L.shape[0] != self.n_components):
             return None
         return L.copy()
-
-    def _lbfgs(self, objective, L0, record, params):
-        """Squared hinge by L-BFGS, restarted when the impostor set changes."""
-        stop = []
-
-        def callback(x, f):
-            if record(f, x):
-                stop.append(True)
-                return True
-            if objective.impostors.tick():
-                objective.verify(x)  # refresh the active set, L-BFGS goes on
-            return False
-
-        x, n_iter, converged = lbfgs_with_restarts(
-            objective, L0, max_iter=self.max_iter, gtol=params["tol"] / 10,
-            callback=callback, version=lambda: objective.impostors.n_changes,
-            confirm=lambda x: objective.verify(x) == 0, ftol=params["tol"],
-        )
-        return x, n_iter, converged, bool(stop)
-
-    def _sgd(self, objective, L0, record, params):
-        """Squared hinge by mini-batch AMSGrad on sampled impostors."""
-        rate = self.learn_rate
-        if rate is None:
-            rate = 0.01 * max(float(np.abs(L0).max()), 1e-12)
-        res = minibatch_amsgrad(
-            objective.sample, L0, objective.n_samples, batch_size=self.batch_size, max_epochs=self.max_iter,
-            learn_rate=rate, tol=params["tol"], random_state=objective.rng,
-            callback=lambda epoch, x, f: record(f, x, epoch),
-            progress=params["progress"],
-        )
-        return res.x, res.n_iter, res.converged, res.stopped
-
-    def _subgradient(self, objective, L0, record, params):
-        """The paper's hinge by the adaptive-step subgradient method."""
-        def callback(n_iter, x, f, accepted, step):
-            if record(f, x, n_iter):
-                raise _Stop(x.copy(), n_iter)
-            # a refresh that found missing active impostors changed the loss
-            return objective.impostors.tick() and objective.verify(x) > 0
-
-        def first_step(L, grad):
-            if self.learn_rate is not None:
-                return self.learn_rate
-            gnorm = np.linalg.norm(grad)
-            return 0.01 * np.linalg.norm(L) / gnorm if gnorm > 0 else 1.0
-
-        try:
-            res = adaptive_subgradient(
-                objective, L0, step=first_step, max_iter=self.max_iter,
-                tol=params["tol"], min_iter=params["min_iter"], callback=callback,
-                confirm=lambda x: objective.verify(x) == 0,
-            )
-        except _Stop as stop:
-            return stop.args[0], stop.args[1], False, True
-        return res.x, res.n_iter, res.converged, False

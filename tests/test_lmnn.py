@@ -407,14 +407,22 @@ def test_reference_targets_agree_with_sklearn():
         np.testing.assert_array_equal(m[nn[:, 1:]], t[m])
 
 
-@pytest.mark.parametrize("eligible_factor", [0, 10**9])
-def test_impostor_subsample_is_fixed_and_unbiased(eligible_factor, monkeypatch):
+@pytest.mark.parametrize("hashed_fraction", [0.0, 1.0])
+def test_impostor_subsample_is_fixed_and_unbiased(hashed_fraction, monkeypatch):
     """Beyond max_impostors the push term uses a fixed hash-chosen subset of
     all impostor pairs: the same subset at every L, reweighted by 1/fraction."""
     import metric_estimators._problems.lmnn as mod
     from metric_estimators._kernels.lmnn import pair_uniform, point_hashes
 
-    monkeypatch.setattr(mod, "ELIGIBLE_FACTOR", eligible_factor)
+    monkeypatch.setattr(mod, "HASHED_SCAN_FRACTION", hashed_fraction)
+    hashed_calls = []
+    search_hashed = mod.ImpostorSet._search_hashed
+
+    def spy(self, *args, **kwargs):
+        hashed_calls.append(1)
+        return search_hashed(self, *args, **kwargs)
+
+    monkeypatch.setattr(mod.ImpostorSet, "_search_hashed", spy)
     X, y = make_classification(
         n_samples=300, n_features=5, n_informative=3, n_classes=3, random_state=0
     )
@@ -430,8 +438,9 @@ def test_impostor_subsample_is_fixed_and_unbiased(eligible_factor, monkeypatch):
         loss_sampled, _ = sampled(np.eye(5).ravel())
     frac = sampled_set.fraction
     assert 0 < frac < 0.5
-    # with a large factor, later searches use the list of eligible pairs
-    assert (sampled_set.eligible is not None) == (eligible_factor > 0)
+    # with a sampling fraction below HASHED_SCAN_FRACTION, searches test each
+    # pair's fixed number before its distance (the hashed scan)
+    assert bool(hashed_calls) == (hashed_fraction > 0)
     assert sampled_set.imp_i.size <= n_pairs // 4
     assert loss_sampled == pytest.approx(loss_exact, rel=0.1)
     # at another L the search returns exactly the brute-force pairs of the

@@ -4,6 +4,7 @@ solver='sgd' against the exact objective, warm_start, the callback, the
 default stopping rule, progress output and the optional tqdm bar.
 """
 
+import re
 import sys
 import types
 import warnings
@@ -230,3 +231,125 @@ def test_progress_bar_hook_uses_tqdm_auto(monkeypatch):
 def test_progress_bar_absent_without_tqdm(monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # import fails
     assert make_progress_bar(True, 1, 10, "LMNN") is None
+
+
+# -- the size-aware impostor budget (issue 16) --------------------------------
+
+@pytest.mark.parametrize("value, expected", [
+    (1000, 1000), ("1GB", 10**9), ("512 mb", 512 * 10**6), ("1.5GiB", 3 * 2**29),
+    ("64k", 64000), ("2e6", 2 * 10**6), ("3 KiB", 3072),
+])
+def test_parse_memory_units(value, expected):
+    from metric_estimators._validation import parse_memory
+
+    assert parse_memory(value, "impostor_memory") == expected
+
+
+@pytest.mark.parametrize("value, error, match", [
+    ("lots", ValueError, r"impostor_memory='lots' is not a memory size.*'1GB'"),
+    ("1 XB", ValueError, "not a memory size"),
+    ("0MB", ValueError, "at least 1 byte"),
+    (1.5, TypeError, "int \\(bytes\\) or a string"),
+    (True, TypeError, "int \\(bytes\\) or a string"),
+])
+def test_parse_memory_errors(value, error, match):
+    from metric_estimators._validation import parse_memory
+
+    with pytest.raises(error, match=match):
+        parse_memory(value, "impostor_memory")
+
+
+def test_bad_impostor_memory_fails_before_the_fit(monkeypatch):
+    import metric_estimators.lmnn as est
+
+    def boom(*args, **kwargs):  # the target search must not even start
+        raise AssertionError("fit went on with a bad impostor_memory")
+
+    monkeypatch.setattr(est, "find_target_neighbors", boom)
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="impostor_memory='12 parsecs'"):
+        LMNN(impostor_memory="12 parsecs").fit(X, y)
+    with pytest.raises(ValueError, match="impostor_memory"):
+        LMNN(impostor_memory=0).fit(X, y)
+
+
+def test_auto_budget_scales_with_the_data():
+    import metric_estimators._problems.lmnn as mod
+
+    small = np.zeros((100, 4))
+    big = np.zeros((100_000, 100))  # 80 MB: 4 x that is above the minimum
+    cap, budget = mod.impostor_budget("auto", "auto", small)
+    assert budget == mod.MIN_IMPOSTOR_MEMORY and cap == budget // mod.PAIR_BYTES
+    cap, budget = mod.impostor_budget("auto", "auto", big)
+    assert budget == mod.AUTO_MEMORY_FACTOR * big.nbytes
+    assert cap == budget // mod.PAIR_BYTES
+    assert mod.impostor_budget("auto", "1GB", small) == (10**9 // mod.PAIR_BYTES, 10**9)
+    # an int max_impostors is the cap itself (PyLMNN's meaning)
+    assert mod.impostor_budget(1234, "1GB", small) == (1234, None)
+
+
+def test_impostor_memory_sets_the_cap_and_the_warning_prices_the_exact_loss():
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=400, n_features=5, n_classes=4,
+                               n_informative=3, random_state=0)
+    lmnn = LMNN(impostor_memory="3kB", max_iter=15, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lmnn.fit(X, y)
+    texts = [str(w.message) for w in caught if "max_impostors" in str(w.message)]
+    assert len(texts) == 1, texts
+    text = texts[0]
+    assert "max_impostors=93 (impostor_memory=3 kB)" in text  # 3000 // 32
+    assert re.search(r"impostor_memory >= [0-9.]+ [kMG]?B\): about [0-9.]+ [kMG]?B "
+                     r"more memory", text), text
+    assert re.search(r"roughly [0-9.e+-]+ s instead of [0-9.e+-]+ s on impostors per "
+                     r"objective evaluation \(this search took", text), text
+    # the same cap given directly gives the same fit
+    same = LMNN(max_impostors=93, max_iter=15, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same.fit(X, y)
+    np.testing.assert_array_equal(same.components_, lmnn.components_)
+
+
+def test_impostor_store_is_int32():
+    X, y = load_iris(return_X_y=True)
+    _, y_idx = np.unique(y, return_inverse=True)
+    targets = find_target_neighbors(X, y_idx, 3)
+    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**6)
+    objective = LMNNObjective(X, targets, imps, 0.5, True, 4)
+    objective(np.eye(4).ravel())
+    assert imps.imp_i.dtype == np.int32 and imps.imp_l.dtype == np.int32
+    assert imps.imp_i.size > 0
+
+
+def test_hashed_scan_shrinks_on_overflow_and_matches_brute_force(monkeypatch):
+    """The hashed sampled scan, when its budget overflows mid-scan, returns
+    exactly the brute-force pairs of the final (smaller) fraction."""
+    import metric_estimators._problems.lmnn as mod
+    from sklearn.datasets import make_classification
+
+    from metric_estimators._kernels.lmnn import pair_uniform, point_hashes
+
+    monkeypatch.setattr(mod, "HASHED_SCAN_FRACTION", 1.0)
+    X, y = make_classification(n_samples=300, n_features=5, n_informative=3,
+                               n_classes=3, random_state=1)
+    _, y_idx = np.unique(y, return_inverse=True)
+    targets = find_target_neighbors(X, y_idx, 3)
+    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 400, seed=5)
+    imps.hashes = point_hashes(300, 5)
+    imps.fraction = 0.9  # far too many pairs for a cap of 400: it must shrink
+    imps.since_search = 0
+    Z = X @ np.eye(5)
+    D = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    R = D[np.arange(300)[:, None], targets].max(1) + 1
+    a, b = imps._search(Z, R)
+    assert imps.fraction < 0.9 and a.size <= 400
+    assert a.dtype == np.int32
+    ii, ll = np.nonzero((y[:, None] != y[None]) & (D < mod.SLACK * R[:, None]))
+    keep = pair_uniform(ii, ll, imps.hashes) < imps.fraction
+    assert set(zip(a.tolist(), b.tolist())) == set(zip(ii[keep].tolist(), ll[keep].tolist()))
+    # ordered by anchor, then impostor
+    order = np.lexsort((b, a))
+    assert np.array_equal(order, np.arange(a.size))

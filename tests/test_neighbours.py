@@ -108,3 +108,32 @@ def test_knn_triplets_use_the_tie_rule():
                 for j in gen[a] for l in imp[a]}
         got = {tuple(r) for r in t[np.isin(t[:, 0], same)].tolist()}
         assert got == want
+
+
+@pytest.mark.parametrize("kind", ["grid", "duplicates", "offset", "decimals", "random"])
+@pytest.mark.parametrize("extra", [0, 8])
+def test_sklearn_candidates_give_the_same_neighbours(kind, extra, monkeypatch):
+    """Large sets take candidates from scikit-learn's NearestNeighbors: same
+    result, ties included (rows with too many ties fall back)."""
+    import metric_estimators._problems.neighbours as mod
+
+    calls = []
+    nearest_blocks = mod.nearest
+
+    def spy(*args, **kwargs):
+        calls.append(args[0].shape[0])
+        return nearest_blocks(*args, **kwargs)
+
+    monkeypatch.setattr(mod, "SKLEARN_MIN_REFS", 0)
+    monkeypatch.setattr(mod, "_EXTRA", extra)
+    monkeypatch.setattr(mod, "nearest", spy)
+    rng = np.random.default_rng(0)
+    X = _data(kind, rng)
+    n = X.shape[0]
+    for k in (1, 2, 7, n - 1):
+        np.testing.assert_array_equal(
+            knn_indices(X, k), brute_force(X, X, k, np.arange(n)))
+    if kind == "random" and extra > 0:  # no ties: the candidates suffice
+        assert not calls
+    if kind == "grid" or extra == 0:  # boundary ties / no spare candidate
+        assert calls

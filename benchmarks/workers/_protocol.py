@@ -26,6 +26,19 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
+def current_rss_mb() -> float:
+    """Resident set size of this process now, in MB (Linux ``/proc/self/statm``).
+
+    Falls back to :func:`peak_rss_mb` where ``/proc`` is missing.
+    """
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return round(pages * resource.getpagesize() / 2.0**20, 1)
+    except (OSError, ValueError, IndexError):
+        return peak_rss_mb()
+
+
 def read_job(argv: list[str]) -> dict:
     """The job from ``argv[1]`` if given, else from stdin."""
     job = json.loads(argv[1] if len(argv) > 1 else sys.stdin.read())

@@ -2,7 +2,8 @@
 
 Conventions: ``Z = X @ L.T`` is the data in the current embedding; target
 neighbours are an (n, k) int array padded with -1; impostor pairs are two
-int arrays ``(imp_i, imp_l)`` of anchors and impostors, sorted by anchor.
+int32 arrays ``(imp_i, imp_l)`` of anchors and impostors (4 bytes per index:
+the store of a sampled search is the largest allocation of a fit).
 The kernels know nothing about the optimiser.
 """
 
@@ -206,8 +207,8 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
             if symmetric and v < rho_cols[b] and (not sample or _pair_uniform(
                     hashes[0, cols[b]], hashes[1, ia]) < fraction):
                 bound += 1
-    anchors = np.empty(bound, dtype=np.int64)
-    imps = np.empty(bound, dtype=np.int64)
+    anchors = np.empty(bound, dtype=np.int32)
+    imps = np.empty(bound, dtype=np.int32)
     if bound == 0:
         return anchors, imps
     q = 0
@@ -233,30 +234,65 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
     return anchors[:q], imps[:q]
 
 
-@njit(**_OPTS)
-def eligible_pairs(y_idx, hashes, fraction):
-    """Every ordered pair of different classes whose fixed number is below ``fraction``.
+@njit(**_FAST)
+def sampled_pairs_within(Z, y_idx, hashes, fraction, rho, start, stop, size_hint):
+    """Sampled (anchor, impostor) pairs of anchors ``start..stop-1`` inside their radius.
 
-    These are the only pairs a sampled impostor search can ever return,
-    whatever L is.
+    Pair ``(a, b)`` of different classes is returned iff its fixed number
+    (:func:`_pair_uniform`) is below ``fraction`` and its squared distance is
+    below ``rho[a]``.  The hash test comes first, so that only a ``fraction``
+    of the pairs costs a distance: ``O(n (stop - start))`` cheap hash tests
+    plus ``O(fraction n (stop - start) c)``, with no ``n x n`` block and
+    no list of candidate pairs in memory; ordered by anchor, then impostor.
+    Anchors with ``rho <= 0`` (no targets) are skipped.
     """
-    n = y_idx.shape[0]
-    anchors = np.empty(0, dtype=np.int64)
-    imps = np.empty(0, dtype=np.int64)
+    n = Z.shape[0]
+    size = max(size_hint, 1024)
+    out_a = np.empty(size, dtype=np.int32)
+    out_b = np.empty(size, dtype=np.int32)
+    q = 0
+    for a in range(start, stop):
+        ra = rho[a]
+        if not ra > 0.0:
+            continue
+        ha = hashes[0, a]
+        ya = y_idx[a]
+        for b in range(n):
+            if y_idx[b] == ya or _pair_uniform(ha, hashes[1, b]) >= fraction:
+                continue
+            if _sqdist(Z, a, b) < ra:
+                if q == size:
+                    size *= 2
+                    grown_a = np.empty(size, dtype=np.int32)
+                    grown_b = np.empty(size, dtype=np.int32)
+                    grown_a[:q] = out_a[:q]
+                    grown_b[:q] = out_b[:q]
+                    out_a, out_b = grown_a, grown_b
+                out_a[q] = a
+                out_b[q] = b
+                q += 1
+    return out_a[:q].copy(), out_b[:q].copy()
+
+
+@njit(**_FAST)
+def pairs_within(Z, a, b, rho):
+    """The pairs ``(a[p], b[p])`` with squared distance ``< rho[a[p]]``.
+
+    Two passes (count, fill), so that memory is that of the kept pairs.
+    """
+    m = a.shape[0]
+    keep = np.zeros(m, dtype=np.bool_)
     count = 0
-    for fill in range(2):  # count, then fill arrays of the exact size
-        if fill:
-            anchors = np.empty(count, dtype=np.int64)
-            imps = np.empty(count, dtype=np.int64)
-        q = 0
-        for a in range(n):
-            ha = hashes[0, a]
-            ya = y_idx[a]
-            for b in range(n):
-                if y_idx[b] != ya and _pair_uniform(ha, hashes[1, b]) < fraction:
-                    if fill:
-                        anchors[q] = a
-                        imps[q] = b
-                    q += 1
-        count = q
-    return anchors, imps
+    for p in range(m):
+        if _sqdist(Z, a[p], b[p]) < rho[a[p]]:
+            keep[p] = True
+            count += 1
+    out_a = np.empty(count, dtype=a.dtype)
+    out_b = np.empty(count, dtype=b.dtype)
+    q = 0
+    for p in range(m):
+        if keep[p]:
+            out_a[q] = a[p]
+            out_b[q] = b[p]
+            q += 1
+    return out_a, out_b

@@ -72,3 +72,44 @@ def rank_candidates(Q, R, rows, D, threshold, k):
                 _insert(dist, idx, _sqdist(Q, rows[a], R, j), j)
         out[a] = idx
     return out
+
+
+@njit(**_OPTS)
+def rank_listed(Q, R, rows, candidates, exclude, k):
+    """The ``k`` best of listed candidates of each row by (exact distance, index).
+
+    Parameters
+    ----------
+    Q, R : ndarray of shape (n_q, d), (n_r, d)
+        Query and reference points.
+    rows : ndarray of int64, shape (m,)
+        The queries.
+    candidates : ndarray of int64, shape (m, c)
+        Rows of ``R`` to rank for each query (e.g. from another k-NN search).
+    exclude : ndarray of int64, shape (m,)
+        A row of ``R`` never returned for that query (-1: none).
+    k : int
+        At most ``c`` minus one excluded.
+
+    Returns
+    -------
+    indices : ndarray of int64, shape (m, k)
+    kth : ndarray of shape (m,)
+        The exact squared distance of the ``k``-th returned point.
+    """
+    m, c = candidates.shape
+    n_r = R.shape[0]
+    out = np.empty((m, k), dtype=np.int64)
+    kth = np.empty(m)
+    dist = np.empty(k)
+    idx = np.empty(k, dtype=np.int64)
+    for a in range(m):
+        dist[:] = np.inf
+        idx[:] = n_r
+        for t in range(c):
+            j = candidates[a, t]
+            if j != exclude[a]:
+                _insert(dist, idx, _sqdist(Q, rows[a], R, j), j)
+        out[a] = idx
+        kth[a] = dist[k - 1]
+    return out, kth

@@ -10,35 +10,72 @@ searches it is evaluated on the candidate pairs of an :class:`ImpostorSet`.
 The inner loops are the numba kernels of :mod:`metric_estimators._kernels.lmnn`.
 """
 
+import time
 import warnings
 
 import numpy as np
 
 from .._kernels.lmnn import (
-    eligible_pairs,
     laplacian_product,
     pair_sqdist,
     pair_uniform,
+    pairs_within,
     point_hashes,
+    sampled_pairs_within,
     target_sqdist,
     threshold_block,
     triplet_loss_weights,
 )
 from .neighbours import nearest_in_groups
 
-__all__ = ["ImpostorSet", "LMNNObjective", "SampledLMNNObjective", "find_target_neighbors"]
+__all__ = ["ImpostorSet", "LMNNObjective", "SampledLMNNObjective", "find_target_neighbors",
+           "impostor_budget"]
 
 # Candidate impostors are searched within ``SLACK`` times the margin radius,
 # so that small changes of L do not require a new search (see ImpostorSet).
 SLACK = 1.5
 # Entries of a distance block computed at once (memory ~ 8 bytes each).
 BLOCK = 1 << 21
-# Memory per stored impostor pair, all arrays of a solver step included
-# (indices, distances, weights, the keys compared after a search).
-PAIR_BYTES = 72
-# Sampled searches switch to the fixed list of eligible pairs when it holds
-# at most this many times max_impostors pairs.
-ELIGIBLE_FACTOR = 10
+# Peak memory per stored impostor pair, all arrays alive at once included:
+# the int32 pair (8 bytes) twice during a search or a refresh (old and new
+# store) plus the sorted int64 keys of the old store, or the pair, its
+# distance and its weight (float64) during an objective evaluation.
+PAIR_BYTES = 32
+# max_impostors='auto' with impostor_memory='auto': the budget is this many
+# times the memory of X, and at least MIN_IMPOSTOR_MEMORY bytes.
+AUTO_MEMORY_FACTOR = 4
+MIN_IMPOSTOR_MEMORY = 64 * 10**6
+# Sampled searches with a sampling fraction at most this test the pair's
+# fixed number before its distance (no BLAS block; see _search_hashed).
+HASHED_SCAN_FRACTION = 0.05
+
+
+def impostor_budget(max_impostors, impostor_memory, X):
+    """Most impostor pairs to store, from ``max_impostors`` or a memory budget.
+
+    An int ``max_impostors`` is the cap itself.  ``'auto'`` divides the
+    memory budget by :data:`PAIR_BYTES`: ``impostor_memory`` bytes (an int,
+    or a string with units, see
+    :func:`~metric_estimators._validation.parse_memory`), or for
+    ``impostor_memory='auto'`` :data:`AUTO_MEMORY_FACTOR` times the memory of
+    ``X`` and at least :data:`MIN_IMPOSTOR_MEMORY` bytes, so the impostor
+    store scales with the data and never dwarfs it.
+
+    Returns
+    -------
+    cap : int
+    budget : int or None
+        The memory budget in bytes (None for an int ``max_impostors``).
+    """
+    from .._validation import parse_memory
+
+    if not isinstance(max_impostors, str):
+        return int(max_impostors), None
+    if isinstance(impostor_memory, str) and impostor_memory == "auto":
+        budget = max(MIN_IMPOSTOR_MEMORY, AUTO_MEMORY_FACTOR * X.nbytes)
+    else:
+        budget = parse_memory(impostor_memory, "impostor_memory")
+    return max(1, budget // PAIR_BYTES), budget
 
 
 def find_target_neighbors(X, y_idx, n_neighbors, progress=None):
@@ -57,6 +94,14 @@ def find_target_neighbors(X, y_idx, n_neighbors, progress=None):
     return nearest_in_groups(X, y_idx, n_neighbors, progress=progress)
 
 
+def _size(n_bytes):
+    """A byte count for messages: '812 kB', '37 MB', '1.2 GB'."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.3g} {unit}"
+    return f"{int(n_bytes)} B"
+
+
 class ImpostorSet:
     """Candidate impostor pairs, refreshed by exact blockwise searches.
 
@@ -71,6 +116,13 @@ class ImpostorSet:
     after a run in which the active set did not change has converged and a
     search at the final ``L`` has confirmed that no active impostor was
     missing, so the returned ``L`` is a stationary point of the exact loss.
+
+    At most ``max_impostors`` pairs are stored (int32 indices; the cap comes
+    from :func:`impostor_budget`).  Beyond it the push term is estimated on a
+    fixed hashed subset of all pairs (see :meth:`_search`); with a sampling
+    fraction of at most :data:`HASHED_SCAN_FRACTION` a search tests each
+    pair's hash before its distance (:meth:`_search_hashed`), so it needs
+    neither BLAS blocks nor a list of candidate pairs.
     """
 
     def __init__(self, y_idx, has_targets, max_impostors, seed=0, log=None,
@@ -82,8 +134,8 @@ class ImpostorSet:
         self.max_impostors = max_impostors
         self.n_samples = y_idx.size
         self.members = [np.flatnonzero(y_idx == c) for c in np.unique(y_idx)]
-        self.imp_i = np.empty(0, dtype=np.int64)
-        self.imp_l = np.empty(0, dtype=np.int64)
+        self.imp_i = np.empty(0, dtype=np.int32)
+        self.imp_l = np.empty(0, dtype=np.int32)
         self.n_searches = 0
         self.n_changes = 0  # searches that found missing active impostors
         self.interval = 1
@@ -91,7 +143,8 @@ class ImpostorSet:
         self.fraction = 1.0  # sampling fraction of impostor pairs
         self.seed = int(seed)
         self.hashes = None  # per-point hashes, made once sampling is needed
-        self.eligible = None  # (anchors, impostors) that sampling can return
+        self.budget = None  # memory budget (bytes) behind max_impostors, if any
+        self.search_seconds = 0.0  # wall time of the last search
 
     def tick(self):
         """Count one solver iteration; True when a search is due."""
@@ -105,14 +158,18 @@ class ImpostorSet:
         not hold; the search interval doubles when none was missed.
         """
         first = self.since_search is None
+        start = time.perf_counter()
         new_i, new_l = self._search(Z, R)
+        self.search_seconds = time.perf_counter() - start
         n_missing = 0
         if not first:
             n = self.n_samples
-            d = pair_sqdist(Z, new_i, new_l)
-            act = d < R[new_i]
-            new_keys = new_i[act] * n + new_l[act]
-            old_keys = np.sort(self.imp_i * n + self.imp_l)
+            act_i, act_l = pairs_within(Z, new_i, new_l, R)
+            new_keys = act_i.astype(np.int64) * n + act_l
+            del act_i, act_l
+            old_keys = self.imp_i.astype(np.int64) * n + self.imp_l
+            self.imp_i = self.imp_l = None  # the old store is no longer needed
+            old_keys.sort()
             pos = np.searchsorted(old_keys, new_keys)
             pos = np.minimum(pos, max(old_keys.size - 1, 0))
             found = old_keys[pos] == new_keys if old_keys.size else np.zeros(
@@ -144,29 +201,42 @@ class ImpostorSet:
         every evaluation); the fraction only ever decreases, on the fly, which
         also bounds the search's memory.
         """
+        self._search_start = time.perf_counter()
         R_safe = np.where(self.has_targets, R, -np.inf)
         rho = SLACK * R_safe
-        if self.eligible is not None:
-            return self._search_eligible(Z, rho)
+        n = self.n_samples
+        start_fraction = self.fraction
+        if self.hashes is None:
+            self.hashes = point_hashes(n, self.seed)
         sq = np.einsum("ij,ij->i", Z, Z)
         # Inner products in float32 halve the cost of the search; their
         # round-off (~1e-7 |z|^2) must stay far below the slack of the radius
         # (at least 0.5 R >= 0.5), else float64 is used.
         Zs = Z.astype(np.float32) if sq.max(initial=0.0) < 1e5 else Z
-        acc_i, acc_l = [], []
-        n_acc = 0
-        cap = self.max_impostors
-        n = self.n_samples
-        start_fraction = self.fraction
-        if self.hashes is None:
-            self.hashes = point_hashes(n, self.seed)
         if self.fraction == 1.0 and self.since_search is None:
             # first search: estimate the number of pairs from a sample of
             # anchors, and sample from the start if it exceeds the budget
             # (else the scan would hold every in-radius pair of a block)
             expected = self._estimate_pairs(Zs, sq, rho)
-            if expected > cap:
-                self.fraction = 0.5 * cap / expected
+            if expected > self.max_impostors:
+                self.fraction = 0.5 * self.max_impostors / expected
+        if self.fraction <= HASHED_SCAN_FRACTION:
+            del Zs
+            kept_i, kept_l = self._search_hashed(Z, rho)
+        else:
+            kept_i, kept_l = self._search_blocks(Zs, sq, rho)
+        if self.fraction < start_fraction:
+            self.n_changes += start_fraction < 1.0 or self.since_search is not None
+            if start_fraction == 1.0:
+                self._warn_subsample(Z, kept_i, kept_l)
+        return kept_i, kept_l
+
+    def _search_blocks(self, Zs, sq, rho):
+        """The search by BLAS blocks of distances (``Zs``: the embedding, maybe float32)."""
+        acc_i, acc_l = [], []
+        n_acc = 0
+        cap = self.max_impostors
+        n = self.n_samples
         n_done = 0
         for rows, cols in self._blocks():
             if self.progress is not None:
@@ -191,61 +261,89 @@ class ImpostorSet:
                 keep = pair_uniform(i, l_, self.hashes) < self.fraction
                 acc_i, acc_l = [i[keep]], [l_[keep]]
                 n_acc = int(keep.sum())
-        if self.fraction < start_fraction:
-            self.n_changes += start_fraction < 1.0 or self.since_search is not None
-            if start_fraction == 1.0:
-                full = cap / (0.5 * self.fraction)  # pairs of the exact loss
-                warnings.warn(
-                    f"More than max_impostors={cap} impostor pairs are "
-                    "near-active (about {:.3g}); the push term is estimated "
-                    "on a fixed random subset of impostor pairs (fraction "
-                    f"{self.fraction:.3g}). The exact LMNN loss needs "
-                    "max_impostors >= {:.3g}: about {:.3g} GB more memory "
-                    "and, per iteration, about {:.3g} times the time spent "
-                    "on impostors now.".format(
-                        full, 1.2 * full, PAIR_BYTES * 1.2 * full / 1e9,
-                        1.0 / self.fraction),
-                    UserWarning,
-                )
-        expected = self.fraction * float(n) * n
-        if self.fraction < 1.0 and expected <= ELIGIBLE_FACTOR * cap:
-            # from now on only the fixed eligible pairs need distances
-            self.eligible = eligible_pairs(self.y_idx, self.hashes, self.fraction)
-        if not acc_i:
-            empty = np.empty(0, dtype=np.int64)
-            return empty, empty
-        return np.concatenate(acc_i), np.concatenate(acc_l)
+        kept_i = np.concatenate(acc_i) if acc_i else np.empty(0, dtype=np.int32)
+        kept_l = np.concatenate(acc_l) if acc_l else np.empty(0, dtype=np.int32)
+        return kept_i, kept_l
+
+    def _warn_subsample(self, Z, kept_i, kept_l):
+        """Warn that the push term is sampled: what the exact loss would cost.
+
+        Memory from :data:`PAIR_BYTES`; time from the distance computation of
+        ``2**16`` stored pairs (repeated if fewer), timed here, scaled to the
+        exact number of pairs (an objective evaluation makes about three such
+        passes: distances, weights, gradient).
+        """
+        cap = self.max_impostors
+        full = 1.2 * kept_i.size / self.fraction  # pairs of the exact loss, +20 %
+        m = 1 << 16
+        sample_i, sample_l = np.resize(kept_i, m), np.resize(kept_l, m)
+        start = time.perf_counter()
+        pair_sqdist(Z, sample_i, sample_l)
+        per_pair = (time.perf_counter() - start) / m
+        budget = "" if self.budget is None else f" (impostor_memory={_size(self.budget)})"
+        warnings.warn(
+            f"More than max_impostors={cap}{budget} impostor pairs are near-"
+            f"active (about {full / 1.2:.3g}); the push term is estimated on a "
+            f"fixed random subset of impostor pairs (fraction "
+            f"{self.fraction:.3g}). The exact LMNN loss needs max_impostors >= "
+            f"{full:.3g} (impostor_memory >= {_size(PAIR_BYTES * full)}): about "
+            f"{_size(PAIR_BYTES * max(full - cap, 0.0))} more memory, and "
+            f"roughly {3.0 * per_pair * full:.2g} s instead of "
+            f"{3.0 * per_pair * kept_i.size:.2g} s on impostors per objective "
+            f"evaluation (this search took "
+            f"{time.perf_counter() - self._search_start:.2g} s).",
+            UserWarning,
+        )
 
     def _estimate_pairs(self, Zs, sq, rho, n_anchors=256):
         """Estimated number of (anchor, impostor) pairs within ``rho``.
 
-        From a fixed sample of anchors (every pair counted for its anchor).
+        From a fixed sample of anchors (every pair counted for its anchor),
+        a few anchors at a time (memory within a block).
         """
         n = self.n_samples
         rng = np.random.RandomState(self.seed)
         anchors = np.sort(rng.choice(n, min(n, n_anchors), replace=False))
-        G = Zs[anchors] @ Zs.T
-        D = sq[anchors, None] + sq[None, :] - 2.0 * G
-        inside = (D < rho[anchors, None]) & (
-            self.y_idx[anchors, None] != self.y_idx[None, :])
-        return float(inside.sum()) * n / anchors.size
+        step = max(1, BLOCK // (4 * n))
+        count = 0
+        for start in range(0, anchors.size, step):
+            a = anchors[start:start + step]
+            D = sq[a, None] + sq[None, :] - 2.0 * (Zs[a] @ Zs.T)
+            count += int(np.count_nonzero(
+                (D < rho[a, None]) & (self.y_idx[a, None] != self.y_idx[None, :])))
+        return float(count) * n / anchors.size
 
-    def _search_eligible(self, Z, rho):
-        """Sampled search restricted to the eligible pairs.
+    def _search_hashed(self, Z, rho, n_chunks=16):
+        """Sampled search that tests each pair's fixed number before its distance.
 
-        ``O(#eligible * c)`` instead of ``O(n^2 c)``; returns exactly what a
-        full scan would.
+        ``O(n^2)`` hash tests and ``O(fraction n^2 c)`` for the distances,
+        instead of ``O(n^2 c)``; memory: the kept pairs only.  Returns exactly
+        what a full scan at the same ``fraction`` would (as a set).  Anchors
+        go in chunks (progress lines; the fraction shrinks as soon as the
+        budget is exceeded).
         """
-        ei, el = self.eligible
-        keep = pair_sqdist(Z, ei, el) < rho[ei]
-        n_keep = int(keep.sum())
-        if n_keep > self.max_impostors:
-            self.fraction *= 0.5 * self.max_impostors / n_keep
-            sel = pair_uniform(ei, el, self.hashes) < self.fraction
-            ei, el, keep = ei[sel], el[sel], keep[sel]
-            self.eligible = (ei, el)
-            self.n_changes += 1
-        return ei[keep], el[keep]
+        n, cap = self.n_samples, self.max_impostors
+        Zd = np.ascontiguousarray(Z, dtype=np.float64)
+        acc_i, acc_l, n_acc = [], [], 0
+        step = max(1, -(-n // n_chunks))
+        for start in range(0, n, step):
+            if self.progress is not None:
+                self.progress(f"impostor search {self.n_searches + 1}: {start} "
+                              f"of {n} anchors, {n_acc} candidates")
+            a, b = sampled_pairs_within(
+                Zd, self.y_idx, self.hashes, self.fraction, rho, start,
+                min(start + step, n), max(1024, (cap - n_acc) // 4))
+            acc_i.append(a)
+            acc_l.append(b)
+            n_acc += a.size
+            if n_acc > cap:
+                self.fraction *= 0.5 * cap / n_acc
+                i = np.concatenate(acc_i)
+                l_ = np.concatenate(acc_l)
+                keep = pair_uniform(i, l_, self.hashes) < self.fraction
+                acc_i, acc_l = [i[keep]], [l_[keep]]
+                n_acc = int(keep.sum())
+        return np.concatenate(acc_i), np.concatenate(acc_l)
 
     def _blocks(self):
         """Yield (rows, cols) blocks covering every pair of different classes once.

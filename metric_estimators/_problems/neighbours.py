@@ -28,11 +28,21 @@ their distances recomputed from the coordinate differences, then by index
 (the numba kernel :func:`metric_estimators._kernels.neighbours.rank_candidates`).
 Any point of the true first ``k`` lies within the margin, so the screening
 never loses one.
+
+Large reference sets (:func:`knn_indices` on at least ``SKLEARN_MIN_REFS``
+points, e.g. a class of a 10^6-point LMNN problem) take their candidates
+from scikit-learn's :class:`~sklearn.neighbors.NearestNeighbors` instead
+(its chunked, multi-threaded brute force or a tree; ``k + 1 + _EXTRA``
+candidates per point), ranked by the same exact rule.  A row is kept only
+if scikit-learn's farthest candidate lies beyond the exact ``k``-th
+distance by twice the round-off margin (so no unlisted point can belong to
+the first ``k``); the other rows, and rows with more ties than candidates,
+are searched again by the blockwise screening.  The result is the same.
 """
 
 import numpy as np
 
-from .._kernels.neighbours import rank_candidates
+from .._kernels.neighbours import rank_candidates, rank_listed
 
 __all__ = ["knn_edges", "knn_indices", "nearest", "nearest_in_groups"]
 
@@ -40,6 +50,10 @@ __all__ = ["knn_edges", "knn_indices", "nearest", "nearest_in_groups"]
 BLOCK = 1 << 21
 # Safety factor on the round-off bound of the screened distances.
 _MARGIN = 32.0
+# knn_indices on at least this many points asks scikit-learn's
+# NearestNeighbors for k + 1 + _EXTRA candidates (see the module docstring).
+SKLEARN_MIN_REFS = 50_000
+_EXTRA = 8
 
 
 def nearest(Q, R, k, *, self_index=None, block=BLOCK):
@@ -113,7 +127,32 @@ def knn_indices(X, k, *, block=BLOCK):
     indices : ndarray of shape (n_samples, k), int64
     """
     X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] >= SKLEARN_MIN_REFS and k > 0:
+        return _knn_by_sklearn(X, k, block)
     return nearest(X, X, k, self_index=np.arange(X.shape[0]), block=block)
+
+
+def _knn_by_sklearn(X, k, block):
+    """:func:`knn_indices` with candidates from scikit-learn's NearestNeighbors.
+
+    Same result as the blockwise screening (see the module docstring).
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    n, d = X.shape
+    n_cand = min(n, k + 1 + _EXTRA)
+    far, cand = NearestNeighbors(n_neighbors=n_cand).fit(X).kneighbors(X)
+    rows = np.arange(n)
+    out, kth = rank_listed(X, X, rows, cand.astype(np.int64), rows, k)
+    if n_cand < n:
+        # complete iff every unlisted point is farther than the k-th; both
+        # distances carry round-off (scikit-learn's from uncentred Gram terms)
+        sq = np.einsum("ij,ij->i", X, X)
+        margin = _MARGIN * (d + 4) * np.finfo(np.float64).eps * (sq + sq.max())
+        redo = np.flatnonzero(~(far[:, -1] ** 2 > kth + 2.0 * margin))
+        if redo.size:
+            out[redo] = nearest(X[redo], X, k, self_index=redo, block=block)
+    return out
 
 
 def nearest_in_groups(X, groups, k, *, block=BLOCK, progress=None):
