@@ -34,7 +34,7 @@ __all__ = ["MetricNearness"]
 
 # an oracle call adding at most this fraction of the active set switches to
 # max_passes passes (the active set is nearly complete; the duals settle):
-# 0/1 ("dirichlet") instances need ~2000 passes whatever the oracle does
+# 0/1 ("labels01", "dirichlet") instances need ~2000 passes whatever the oracle does
 _SETTLE = 0.05
 
 _SIMILARITY_HINT = (
