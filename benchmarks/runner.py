@@ -63,7 +63,8 @@ class Job:
     ``params`` are everything else that changes the measured number (learner
     parameters, tolerance, seed, ...); together with ``dataset`` and ``impl``
     they key the result row. ``python`` is the interpreter (None: the
-    project's); ``extra`` is passed to the worker but is not part of the key.
+    project's); ``extra`` is passed to the worker but is not part of the key;
+    ``timeout`` (seconds) overrides the run's ``--timeout`` for this job.
     """
 
     worker: str
@@ -72,6 +73,7 @@ class Job:
     params: dict = field(default_factory=dict)
     python: str | None = None
     extra: dict = field(default_factory=dict)
+    timeout: float | None = None
 
     def payload(self) -> dict:
         """What the worker receives as JSON."""
@@ -246,7 +248,8 @@ def run_jobs(jobs: Iterable[Job], *, timeout: float, mem_limit_gb: float | None 
                      "worker": job.worker, "run": dict(run_info or {}),
                      "error": f"skipped ({blocked[job.impl]})"}]
         else:
-            tries = [run_job(job, timeout=timeout, mem_limit_gb=mem_limit_gb,
+            tries = [run_job(job, timeout=job.timeout or timeout,
+                             mem_limit_gb=mem_limit_gb,
                              threads=threads, run_info=run_info) for _ in range(repeat)]
             if repeat > 1 and all(len(t) == 1 for t in tries):
                 rows = [best_of([t[0] for t in tries], best_key)]

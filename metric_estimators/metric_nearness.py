@@ -34,7 +34,7 @@ __all__ = ["MetricNearness"]
 
 # an oracle call adding at most this fraction of the active set switches to
 # max_passes passes (the active set is nearly complete; the duals settle):
-# 0/1 ("dirichlet") instances need ~2000 passes whatever the oracle does
+# 0/1 ("labels01", "dirichlet") instances need ~2000 passes whatever the oracle does
 _SETTLE = 0.05
 
 _SIMILARITY_HINT = (
@@ -108,12 +108,18 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
     ``transform`` of new points. It takes dissimilarities (zero diagonal);
     for a similarity matrix ``S`` with ``S[i, i] = 1`` pass ``1 - S``.
 
+    With the L2 divergence ``D`` may hold negative entries (e.g. the signed
+    ``N(0, 1)`` instances of Sonthalia & Gilbert): the triangle inequalities
+    ``M_ij <= M_ik + M_kj`` and ``M_ik <= M_ij + M_jk`` over distinct
+    ``i, j, k`` add up to ``M_ij >= 0``, so the problem is well posed and
+    ``metric_`` is non-negative.  Only ``divergence="kl"`` needs ``D > 0``.
+
     Parameters
     ----------
     tol : float, default=1e-6
-        Convergence tolerance, relative to the largest entry of ``D``: the run
-        stops when no cycle inequality is violated by more than
-        ``tol * max(D)`` and the duals are consistent (every remembered
+        Convergence tolerance, relative to the largest absolute entry of
+        ``D``: the run stops when no cycle inequality (nor ``M >= 0``) is
+        violated by more than ``tol * max|D|`` and the duals are consistent (every remembered
         constraint with a positive dual is tight, within the same tolerance).
     max_iter : int, default=500
         Maximum number of oracle calls.
@@ -160,7 +166,7 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         ``sum_{i<j} metric_ij log(metric_ij / D_ij) - metric_ij + D_ij``.
     violation_ : float
         Largest violation of a cycle inequality at the end, relative to
-        ``max(D)``.
+        ``max|D|``.
     n_iter_ : int
         Number of oracle calls.
     n_active_ : int
@@ -169,10 +175,11 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
     history_ : dict of lists
         Per iteration: objective, largest violation (absolute), duals
         residual, active-set size, constraints added and forgotten, passes,
-        time.  ``D`` whose largest entry is outside ``[2**-20, 2**20]`` is
-        divided internally by a power of two (the nearest metric to ``c D``
-        is ``c`` times that of ``D``); ``history_`` is in those units, every
-        other attribute in the units of ``D``.
+        time.  ``D`` whose largest absolute entry is outside
+        ``[2**-20, 2**20]`` is divided internally by a power of two (the
+        nearest metric to ``c D`` is ``c`` times that of ``D``);
+        ``history_`` is in those units, every other attribute in the units of
+        ``D``.
     loss_curve_ : ndarray
         ``history_["objective"]`` as an array.
 
@@ -212,7 +219,12 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         Parameters
         ----------
         D : array-like of shape (n, n) or sparse matrix
-            Symmetric, non-negative, finite, zero diagonal.
+            Symmetric, finite, zero diagonal.  Entries may be negative with
+            ``divergence="l2"`` (the triangle inequalities over distinct
+            triples imply ``M >= 0``, so the problem stays well posed; a
+            sparse ``D`` has ``M_e >= 0`` as explicit constraints); with
+            ``divergence="kl"`` they must be strictly positive off the
+            diagonal.
         y : ignored
         sample_weight : array-like of shape (n, n) or None
             Symmetric, strictly positive weights ``w_ij`` (the diagonal is
@@ -224,8 +236,10 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         self._validate_params()
+        # signed D is fine for L2 (the triangle inequalities over distinct
+        # triples imply M >= 0); KL checks positivity itself (_check_kl)
         D = check_symmetric_matrix(D, "D", accept_sparse=True,
-                                   nonnegative=True, zero_diagonal=True,
+                                   zero_diagonal=True,
                                    diagonal_hint=_SIMILARITY_HINT)
         n = D.shape[0]
         if sparse.issparse(D):
@@ -305,7 +319,8 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         if unit != 1.0:
             d = d / unit
         kl = self._check_kl(d, weighted)
-        scale = float(d.max()) if d.size else 0.0
+        # max |D| (= max D for non-negative D): the unit of tol
+        scale = float(np.abs(d).max()) if d.size else 0.0
         tol_abs = self.tol * scale if scale > 0 else 1.0
         winv = 1.0 / we
         z_nonneg = np.zeros(d.size)
@@ -327,6 +342,11 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         # the iterate starts at d (Hildreth's z = 0 point) and is projected
         # in place
         active = CycleConstraints(d.copy(), winv, self.divergence)
+        if not kl:
+            # Hildreth's first step on x >= 0: brings signed data (negative
+            # entries) to the non-negative lengths the oracles search on;
+            # the identity, bit for bit, on non-negative d
+            nonnegative_pass(active.point)
         res = bregman_project_forget(
             active, oracle, objective=objective, tol=tol_abs,
             max_iter=self.max_iter, max_passes=self.max_passes,
@@ -334,6 +354,10 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
             # KL iterates stay positive: no x >= 0 projection needed
             fixed_pass=None if kl else nonnegative_pass, report=report,
         )
+        if not kl:
+            # Hildreth's projection onto x_e >= 0 lands within rounding of 0
+            # (x - (x / w) w); the triangles imply M >= 0: return it exactly
+            np.maximum(res.point, 0.0, out=res.point)
         if res.converged:
             report.finish(f"converged after {res.n_iter} oracle calls")
         else:
@@ -342,7 +366,7 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
                                 unit="oracle calls", tol=self.tol,
                                 history=res.history["objective"],
                                 detail=res.detail(scale=max(scale, 0.0) or 1.0)
-                                + " (relative to the largest entry of D)",
+                                + " (relative to the largest absolute entry of D)",
                                 stacklevel=4)
         return res, scale, unit
 
@@ -354,11 +378,16 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
             raise ValueError("sample_weight is not supported with "
                              "divergence='kl' (weighted KL projections have "
                              "no closed form); use divergence='l2'.")
-        if d.size and d.min() <= 0:
-            raise ValueError("divergence='kl' needs strictly positive "
-                             "dissimilarities off the diagonal of D (the KL "
-                             "divergence is infinite at 0); D has a zero "
-                             "entry.")
+        n_neg = int(np.count_nonzero(d < 0))
+        n_zero = int(np.count_nonzero(d == 0))
+        if n_neg or n_zero:
+            raise ValueError(
+                "divergence='kl' needs strictly positive dissimilarities off "
+                "the diagonal of D (x log(x / d) is undefined for d <= 0); D "
+                f"has {n_neg} negative and {n_zero} zero entries off the "
+                "diagonal (each pair i < j counted once). Use "
+                "divergence='l2', which accepts signed D, or make D positive "
+                "(e.g. add a constant c > 0 off the diagonal).")
         return True
 
     def _store(self, res, scale, unit=1.0):
@@ -401,5 +430,6 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = True
         tags.input_tags.sparse = True
-        tags.input_tags.positive_only = True  # D must be non-negative
+        # only the KL divergence needs D > 0; L2 takes signed D
+        tags.input_tags.positive_only = self.divergence == "kl"
         return tags

@@ -384,11 +384,11 @@ _TUPLE_FAILING_CHECKS = [
 
 _MATRIX_EXPECTED = {
     "check_positive_only_tag_during_fit": (
-        "MetricNearness is tagged positive_only (D must be non-negative) and "
-        "rejects the check's negative D with ValueError('D must be "
-        "non-negative; ...'), but the check wants scikit-learn's literal "
-        "wording 'Negative values in data' (tests/test_metric_nearness.py "
-        "checks the tag)"
+        "MetricNearness (L2) is not tagged positive_only: it takes signed D. "
+        "The check subtracts the mean from a distance matrix, which leaves a "
+        "non-zero diagonal; D must have a zero diagonal, as "
+        "tests/test_common_bad_input.py pins (negative entries themselves are "
+        "accepted, tests/test_metric_nearness.py::test_signed_D_matches_cvxpy)"
     ),
     "check_sample_weights_pandas_series": (
         "sample_weight weighs pairs: shape (n, n) like D, not (n_samples,)"

@@ -401,10 +401,14 @@ def test_metric_nearness_bad_D(case):
 
 
 def test_metric_nearness_negative_D():
-    with pytest.raises(ValueError, match=r"D must be non-negative"):
-        MetricNearness().fit(-D0)
-    with pytest.raises(ValueError, match=r"D must be non-negative"):
-        MetricNearness().fit(sparse.csr_matrix(-D0))
+    # negative entries: rejected by the KL divergence only (L2 takes signed D,
+    # whose triangle inequalities imply a non-negative solution)
+    with pytest.raises(ValueError, match=r"divergence='kl' needs strictly positive .* D has \d+ negative"):
+        MetricNearness(divergence="kl").fit(-D0)
+    with pytest.raises(ValueError, match=r"divergence='kl' needs strictly positive .* D has \d+ negative"):
+        MetricNearness(divergence="kl").fit(sparse.csr_matrix(-D0))
+    assert MetricNearness().fit(-D0).metric_.min() >= 0.0
+    assert MetricNearness().fit(sparse.csr_matrix(-D0)).metric_.min() >= 0.0
 
 
 @pytest.mark.parametrize("case", list(BAD_MATRICES))

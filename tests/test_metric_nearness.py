@@ -186,7 +186,6 @@ def test_sparse_graph_matches_cvxpy(cp):
 @pytest.mark.parametrize("bad,match", [
     (np.zeros((3, 4)), "square"),
     (np.array([[0, 1.0], [2.0, 0]]), "symmetric"),
-    (np.array([[0, -1.0], [-1.0, 0]]), "non-negative"),
     (np.array([[0, np.nan], [np.nan, 0]]), "NaN"),
     (np.array([[0, np.inf], [np.inf, 0]]), "NaN or infinity"),
     (np.array([[1.0, 1.0], [1.0, 0]]), "zero diagonal"),
@@ -198,11 +197,85 @@ def test_bad_input(bad, match):
     assert "D" in str(exc.value)
 
 
-def test_tags_say_D_is_a_non_negative_pairwise_matrix():
+def test_tags_say_D_is_a_pairwise_matrix_positive_only_for_kl():
     from sklearn.utils import get_tags
 
     tags = get_tags(MetricNearness()).input_tags
+    assert tags.pairwise and tags.sparse and not tags.positive_only
+    tags = get_tags(MetricNearness(divergence="kl")).input_tags
     assert tags.pairwise and tags.sparse and tags.positive_only
+
+
+def signed_normal(n, seed):
+    """Sonthalia & Gilbert's type 1: symmetric, signed N(0, 1) entries."""
+    A = np.triu(np.random.default_rng(seed).standard_normal((n, n)), 1)
+    return A + A.T
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n,seed", [(8, 0), (10, 1), (12, 2)])
+def test_signed_D_matches_cvxpy(n, seed, weighted, cp):
+    # negative entries: the triangle inequalities over distinct triples imply
+    # M >= 0, so cvxpy's QP (triangles only, no explicit M >= 0) is the
+    # problem MetricNearness solves
+    D = signed_normal(n, seed)
+    assert D.min() < 0
+    W = None
+    if weighted:
+        W = np.random.default_rng(seed + 50).lognormal(0.0, 1.0, (n, n))
+        W = (W + W.T) / 2
+    est = MetricNearness(tol=1e-9, max_iter=5000).fit(D, sample_weight=W)
+    ref, xref = cvxpy_nearness(cp, D, W)
+    assert est.converged_
+    assert abs(est.objective_ - ref) <= 1e-6 * ref
+    M = est.metric_
+    np.testing.assert_allclose(matrix_to_edges(M), xref, atol=1e-5)
+    assert M.min() >= 0.0
+    assert np.array_equal(M, M.T) and np.all(np.diag(M) == 0)
+    assert max_triangle_violation(M) <= 1e-9 * np.abs(D).max() * 1.01
+    # a pair whose D is negative ends at 0 or above, never below
+    assert np.all(M[D < 0] >= 0.0)
+
+
+def test_signed_sparse_graph_matches_cvxpy(cp):
+    # graph edges with negative lengths: M_e >= 0 is an explicit constraint
+    n = 10
+    D = signed_normal(n, 4)
+    rng = np.random.default_rng(5)
+    keep = np.triu(rng.random((n, n)) < 0.5, 1)
+    keep = keep | keep.T
+    G = sparse.csr_matrix(np.where(keep, D, 0.0))
+    est = MetricNearness(tol=1e-9, max_iter=5000).fit(G)
+    # cvxpy: a full metric on all n nodes, objective on the graph's edges only
+    iu = np.triu_indices(n, 1)
+    on = keep[iu]
+    i, j, k = triples(n)
+    eid = np.vectorize(lambda a, b: edge_id(a, b, n))
+    a, b, c = eid(i, j), eid(i, k), eid(k, j)
+    x = cp.Variable(iu[0].size)
+    d = D[iu]
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(x[on] - d[on])),
+                      [x[a] <= x[b] + x[c], x >= 0])
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11,
+               tol_feas=1e-11)
+    assert est.converged_
+    assert abs(est.objective_ - prob.value) <= 1e-6 * prob.value
+    assert est.metric_.data.min() >= 0.0
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_negative_D_rejected_only_for_kl(sparse_input):
+    D = signed_normal(6, 0)
+    n_neg = int(np.count_nonzero(np.triu(D, 1) < 0))
+    assert n_neg > 0
+    G = sparse.csr_matrix(D) if sparse_input else D
+    with pytest.raises(ValueError, match=(
+            rf"divergence='kl' needs strictly positive dissimilarities.* "
+            rf"{n_neg} negative and 0 zero entries.*divergence='l2'")):
+        MetricNearness(divergence="kl").fit(G)
+    M = MetricNearness().fit_transform(G)
+    M = M.toarray() if sparse_input else M
+    assert M.min() >= 0.0
 
 
 def test_bad_weights():

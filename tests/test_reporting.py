@@ -104,3 +104,52 @@ def test_convergence_warning_other_units_and_detail():
     assert rec[0].category is ConvergenceWarning
     assert "max_iter=7 oracle calls: largest violation 1.2e-03." in text
     assert text.endswith("Increase max_iter (now 7).")
+
+
+def _table(out, name):
+    """Header fields and data rows of one estimator's verbose table."""
+    lines = [line[len(name) + 3:] for line in out.splitlines()
+             if line.startswith(f"[{name}] ")]
+    head = next(i for i, line in enumerate(lines)
+                if line.split()[:1] == ["Iteration"])
+    rows = [line.split() for line in lines[head + 2:]
+            if line.split() and line.split()[0].isdigit()]
+    return lines[head].split(), rows
+
+
+@pytest.mark.parametrize("name", ["MetricNearness", "CorrelationClustering"])
+def test_project_and_forget_tables_report_oracle_active_violation_residual(
+        name, capsys):
+    # issue 18: both estimators on the Project-and-Forget driver print, per
+    # oracle call, the active-set size, the largest violation and the duals
+    # residual, in the shared FitReport format (one row per oracle call)
+    import numpy as np
+
+    from metric_estimators import CorrelationClustering, MetricNearness
+
+    rng = np.random.default_rng(0)
+    A = np.triu(rng.standard_normal((12, 12)), 1)
+    A = A + A.T
+    est = (MetricNearness(verbose=2) if name == "MetricNearness"
+           else CorrelationClustering(verbose=2, random_state=0))
+    est.fit(np.abs(A) if name == "MetricNearness" else A)
+    header, rows = _table(capsys.readouterr().out, name)
+    for column in ("Iteration", "Objective", "Violation", "Residual",
+                   "Active", "Added", "Passes", "Time(s)"):
+        assert column in header
+    assert header[-1] == "Time(s)"
+    assert all(len(r) == len(header) for r in rows)
+    # one row per oracle call (CorrelationClustering: over every stage)
+    assert len(rows) == len(est.history_["objective"]) >= 1
+    if name == "MetricNearness":
+        assert len(rows) == est.n_iter_
+    col = {c: header.index(c) for c in header}
+    # the printed values are the recorded ones
+    hist = est.history_
+    assert [int(r[col["Active"]]) for r in rows] == list(hist["n_active"])
+    np.testing.assert_allclose(
+        [float(r[col["Violation"]]) for r in rows], hist["max_violation"],
+        rtol=1e-3)
+    np.testing.assert_allclose(
+        [float(r[col["Residual"]]) for r in rows], hist["residual"],
+        rtol=1e-3)

@@ -30,6 +30,11 @@ import warnings
 from benchmarks.workers import _protocol
 
 MAX_ITER = 2000
+# Sonthalia & Gilbert's type 2: Dirichlet(1) over 100 labels, top 20 kept
+DIRICHLET_LABELS = 100
+DIRICHLET_KEEP = 20
+DIRICHLET_SHARED = 1e-8
+KINDS = ("normal", "signed", "dirichlet", "labels01")
 CHECK_MAX_N = 1200
 METHODS = ("ours", "ours_shortest_path", "ours_kl", "triangle_fixing", "cvxpy")
 
@@ -42,7 +47,19 @@ def instance(kind: str, n: int, seed: int):
     if kind == "normal":
         A = np.triu(np.abs(rng.standard_normal((n, n))), 1)
         return A + A.T
+    if kind == "signed":
+        A = np.triu(rng.standard_normal((n, n)), 1)
+        return A + A.T
     if kind == "dirichlet":
+        P = rng.dirichlet(np.ones(DIRICHLET_LABELS), size=n)
+        top = np.argsort(-P, axis=1, kind="stable")[:, :DIRICHLET_KEEP]
+        L = np.zeros((n, DIRICHLET_LABELS), dtype=np.int32)
+        np.put_along_axis(L, top, 1, axis=1)
+        disjoint = (L @ L.T) == 0
+        D = np.where(disjoint, 1.0, DIRICHLET_SHARED)
+        np.fill_diagonal(D, 0.0)
+        return D
+    if kind == "labels01":
         K = 10
         P = rng.dirichlet(0.3 * np.ones(K), size=n)
         L = P > 1.0 / K

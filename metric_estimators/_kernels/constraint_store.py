@@ -3,18 +3,24 @@
 The active set is stored in the CSR form of
 :mod:`metric_estimators._kernels.edges`; a 64-bit hash per constraint (its
 edge and ordered path) keeps it free of duplicates
-(:func:`constraint_hashes`, :func:`build_hash_table`, :func:`filter_new`),
-and :func:`compact_constraints` drops the forgotten ones.
+(:func:`constraint_hashes`, :func:`build_hash_table`, :func:`filter_new`;
+kept up to date across calls by :func:`table_insert_new` and
+:func:`table_delete`), and :func:`compact_constraints` /
+:func:`compact_in_place` drop the forgotten ones.
 """
 
 import numpy as np
 from numba import njit
 
 __all__ = [
+    "all_triangles",
     "build_hash_table",
     "compact_constraints",
+    "compact_in_place",
     "constraint_hashes",
     "filter_new",
+    "table_delete",
+    "table_insert_new",
 ]
 
 
@@ -116,3 +122,94 @@ def compact_constraints(cons_edge, ptr, path, z, hashes, keep):
             q += 1
             pt[q] = p
     return ce, pt, pa, zz, hh
+
+
+@njit(cache=True, nogil=True)
+def table_insert_new(table, hashes):
+    """Insert the ``hashes`` not yet in ``table``; return the mask of those inserted.
+
+    ``table`` is an open-addressing (linear probing) set of non-zero 64-bit
+    hashes with room for every new one (at most half full afterwards);
+    within the batch only the first occurrence of a hash is inserted, as
+    :func:`filter_new` keeps it.
+    """
+    mask = np.uint64(table.shape[0] - 1)
+    keep = np.zeros(hashes.shape[0], dtype=np.bool_)
+    for c in range(hashes.shape[0]):
+        h = hashes[c]
+        slot = h & mask
+        while True:
+            t = table[slot]
+            if t == np.uint64(0):
+                table[slot] = h
+                keep[c] = True
+                break
+            if t == h:
+                break
+            slot = (slot + np.uint64(1)) & mask
+    return keep
+
+
+@njit(cache=True, nogil=True)
+def table_delete(table, hashes, keep):
+    """Remove ``hashes[c]`` for every ``c`` with ``keep[c]`` false.
+
+    Backward-shift deletion (linear probing keeps no tombstones): every
+    remaining hash stays reachable from its home slot.
+    """
+    mask = np.uint64(table.shape[0] - 1)
+    for c in range(hashes.shape[0]):
+        if keep[c]:
+            continue
+        h = hashes[c]
+        i = h & mask
+        while table[i] != h:
+            if table[i] == np.uint64(0):
+                break
+            i = (i + np.uint64(1)) & mask
+        if table[i] != h:
+            continue
+        j = i
+        while True:
+            j = (j + np.uint64(1)) & mask
+            t = table[j]
+            if t == np.uint64(0):
+                break
+            home = t & mask
+            # t may move back to the hole at i unless its home lies
+            # cyclically in (i, j]
+            if i <= j:
+                stay = i < home <= j
+            else:
+                stay = home > i or home <= j
+            if not stay:
+                table[i] = t
+                i = j
+        table[i] = np.uint64(0)
+
+
+@njit(cache=True, nogil=True)
+def compact_in_place(cons_edge, ptr, path, z, hashes, keep):
+    """:func:`compact_constraints` into the same buffers; returns ``(k, plen)``."""
+    q = 0
+    p = 0
+    for c in range(keep.shape[0]):
+        if keep[c]:
+            cons_edge[q] = cons_edge[c]
+            z[q] = z[c]
+            hashes[q] = hashes[c]
+            for r in range(ptr[c], ptr[c + 1]):
+                path[p] = path[r]
+                p += 1
+            q += 1
+            ptr[q] = p
+    return q, p
+
+
+@njit(cache=True, nogil=True)
+def all_triangles(ptr):
+    """True when every constraint of a CSR batch has a path of two edges."""
+    for c in range(ptr.shape[0] - 1):
+        if ptr[c + 1] - ptr[c] != 2:
+            return False
+    return True

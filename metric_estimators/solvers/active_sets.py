@@ -35,10 +35,11 @@ import numpy as np
 
 from .._kernels.bregman import logdet_sweep, logdet_violations
 from .._kernels.constraint_store import (
-    build_hash_table,
-    compact_constraints,
+    all_triangles,
+    compact_in_place,
     constraint_hashes,
-    filter_new,
+    table_delete,
+    table_insert_new,
 )
 from .._kernels.cycle_projections import (
     project_paths_kl,
@@ -92,13 +93,39 @@ class CycleConstraints:
         # for triangles
         self.uniform = (float(w[0]) if w is not None and w.size
                         and np.all(w == w[0]) else None)
-        self.edge = np.empty(0, dtype=np.int64)
-        self.ptr = np.zeros(1, dtype=np.int64)
-        self.path = np.empty(0, dtype=np.int32)
-        self.z = np.empty(0, dtype=np.float64)
-        self.hashes = np.empty(0, dtype=np.uint64)
-        self._table = None
+        # capacity buffers (grown geometrically: appending costs O(batch)
+        # amortised, not a copy of the whole set); edge, ptr, path, z and
+        # hashes are views of their first k (constraints) / plen (path
+        # entries) elements, refreshed after every change
+        self._edge = np.empty(0, dtype=np.int64)
+        self._ptr = np.zeros(1, dtype=np.int64)
+        self._path = np.empty(0, dtype=np.int32)
+        self._z = np.empty(0, dtype=np.float64)
+        self._hashes = np.empty(0, dtype=np.uint64)
+        self._k = 0
+        self._plen = 0
+        # open-addressing set of the stored hashes, kept up to date by add
+        # (insert) and forget (delete), at most half full
+        self._table = np.zeros(16, dtype=np.uint64)
+        self._views()
         self.triangles = True  # every path has two edges
+
+    def _views(self):
+        k, p = self._k, self._plen
+        self.edge = self._edge[:k]
+        self.ptr = self._ptr[:k + 1]
+        self.path = self._path[:p]
+        self.z = self._z[:k]
+        self.hashes = self._hashes[:k]
+
+    @staticmethod
+    def _grown(buf, need):
+        """``buf`` if it holds ``need`` entries, else a copy with room to spare."""
+        if buf.size >= need:
+            return buf
+        new = np.empty(max(need, int(buf.size * 1.5) + 16), dtype=buf.dtype)
+        new[:buf.size] = buf
+        return new
 
     @property
     def point(self):
@@ -106,41 +133,56 @@ class CycleConstraints:
         return self.x
 
     def __len__(self):
-        return int(self.edge.size)
+        return int(self._k)
 
     @property
     def nnz(self):
         """Number of stored path entries (plus one per constraint)."""
-        return int(self.path.size + self.edge.size)
+        return int(self._plen + self._k)
 
     @property
     def nbytes(self):
-        """Memory held by the constraints, in bytes."""
-        return (self.edge.nbytes + self.ptr.nbytes + self.path.nbytes
-                + self.z.nbytes + self.hashes.nbytes)
+        """Memory held by the constraints, in bytes (capacity included)."""
+        return (self._edge.nbytes + self._ptr.nbytes + self._path.nbytes
+                + self._z.nbytes + self._hashes.nbytes + self._table.nbytes)
 
     def add(self, edge, ptr, path):
         """Append the constraints not already present; return how many."""
         if edge.size == 0:
             return 0
         h = constraint_hashes(edge, ptr, path)
-        if self._table is None:
-            self._table = build_hash_table(self.hashes)
-        keep = filter_new(self._table, h)
-        if not keep.all():
-            edge, ptr, path, _, h = compact_constraints(
-                edge, ptr, path, np.zeros(edge.size), h, keep)
-        k = int(edge.size)
+        if 2 * (self._k + h.size) > self._table.size:
+            size = self._table.size
+            while size < 2 * (self._k + h.size) + 1:
+                size *= 2
+            self._table = np.zeros(size, dtype=np.uint64)
+            table_insert_new(self._table, self.hashes)
+        keep = table_insert_new(self._table, h)
+        k = int(np.count_nonzero(keep))
         if k == 0:
             return 0
-        if self.triangles and not np.all(np.diff(ptr) == 2):
+        if k < keep.size:
+            idx = np.flatnonzero(keep)
+            lens = ptr[idx + 1] - ptr[idx]
+            sel = np.repeat(keep, np.diff(ptr))
+            edge, path, h = edge[idx], path[sel], h[idx]
+            ptr = np.concatenate(([0], np.cumsum(lens)))
+        if self.triangles and not all_triangles(ptr):
             self.triangles = False
-        self.path = np.concatenate((self.path, path))
-        self.ptr = np.concatenate((self.ptr, ptr[1:] + self.ptr[-1]))
-        self.edge = np.concatenate((self.edge, edge))
-        self.z = np.concatenate((self.z, np.zeros(k)))
-        self.hashes = np.concatenate((self.hashes, h))
-        self._table = None
+        k0, p0 = self._k, self._plen
+        plen = int(ptr[-1])
+        self._edge = self._grown(self._edge, k0 + k)
+        self._z = self._grown(self._z, k0 + k)
+        self._hashes = self._grown(self._hashes, k0 + k)
+        self._ptr = self._grown(self._ptr, k0 + k + 1)
+        self._path = self._grown(self._path, p0 + plen)
+        self._edge[k0:k0 + k] = edge
+        self._z[k0:k0 + k] = 0.0
+        self._hashes[k0:k0 + k] = h
+        self._ptr[k0 + 1:k0 + k + 1] = ptr[1:] + p0
+        self._path[p0:p0 + plen] = path
+        self._k, self._plen = k0 + k, p0 + plen
+        self._views()
         return k
 
     def forget(self):
@@ -148,10 +190,11 @@ class CycleConstraints:
         keep = self.z > 0.0
         dropped = int(keep.size - np.count_nonzero(keep))
         if dropped:
-            (self.edge, self.ptr, self.path, self.z,
-             self.hashes) = compact_constraints(
-                self.edge, self.ptr, self.path, self.z, self.hashes, keep)
-            self._table = None
+            table_delete(self._table, self.hashes, keep)
+            self._k, self._plen = compact_in_place(
+                self._edge, self._ptr, self._path, self._z, self._hashes,
+                keep)
+            self._views()
         return dropped
 
     def project(self, start=0):
