@@ -225,8 +225,16 @@ class WeightedCorrelationLP:
         if self._full_next:
             self._full_next = False
             act = self.active
-            self._touched = (np.unique(np.concatenate((act.edge, act.path)))
-                             if len(act) else np.empty(0, dtype=np.int64))
+            # The sorted distinct pair indices, by a mask over the pairs:
+            # numpy >= 2.3's hash-based np.unique took ~1.5 s per call on
+            # the ~10^6 constraints of n = 1000 (the mask: ~10 ms).
+            if len(act):
+                mask = np.zeros(x.shape[0], dtype=bool)
+                mask[act.edge] = True
+                mask[act.path.ravel()] = True
+                self._touched = np.flatnonzero(mask)
+            else:
+                self._touched = np.empty(0, dtype=np.int64)
             return project_pairs_w(x, self.f, self.d, self.w, self.zA, self.zB)
         return project_pairs_w_subset(x, self.f, self.d, self.w, self.zA,
                                       self.zB, self._touched)
