@@ -48,6 +48,9 @@ from .solvers.oracles import SparseShortestPathOracle, ShortEdgeTriangleOracle
 CC_COLUMNS = TABLE_COLUMNS + (Column("Gamma", ".3g"), Column("RelGap", ".2e"),
                               Column("Oracle", "s", 6))
 
+#: nodes settled per source by the sparse oracle's capped searches
+SEARCH_CAP = 256
+
 __all__ = ["CorrelationClustering", "correlation_clustering_cost",
            "pivot_rounding"]
 
@@ -309,7 +312,7 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
                                         CycleConstraints)
         oracle = SparseShortestPathOracle(n, graph.rows, graph.cols,
-                                          search="bounded")
+                                          search="bounded", cap=SEARCH_CAP)
         report.phase(f"sparse graph: {n} nodes, {m} edges, gamma "
                      f"{gamma:.3g}, stages "
                      f"{', '.join(f'{g:.3g}' for g in gamma_stages(gamma))}")
@@ -317,7 +320,8 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
             problem, oracle, bregman_project_forget, gamma=gamma,
             tol=float(self.tol), gap_tol=float(self.gap_tol),
             max_iter=self.max_iter, max_passes=self.max_passes, report=report,
-            extra_row=lambda: (problem.gamma, problem.rel_gap, "paths"),
+            extra_row=lambda: (problem.gamma, problem.rel_gap,
+                               "capped" if oracle.last_capped_ else "paths"),
             min_passes=self.max_passes)
         converged = results[-1].converged and len(results) == len(stages)
         lower = problem.lp_lower_bound() * w_scale

@@ -28,75 +28,116 @@ __all__ = ["ball_pivot", "bounded_violated_cycles", "graph_closure",
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _push(hd, hv, size, d, v):
+def _less(hd, hh, hv, i, j):
+    # heap order: distance, then hops, then node number
+    if hd[i] != hd[j]:
+        return hd[i] < hd[j]
+    if hh[i] != hh[j]:
+        return hh[i] < hh[j]
+    return hv[i] < hv[j]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _swap(hd, hh, hv, i, j):
+    hd[i], hd[j] = hd[j], hd[i]
+    hh[i], hh[j] = hh[j], hh[i]
+    hv[i], hv[j] = hv[j], hv[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _push(hd, hh, hv, size, d, h, v):
     i = size
     hd[i] = d
+    hh[i] = h
     hv[i] = v
     while i > 0:
         p = (i - 1) >> 1
-        if hd[p] < hd[i] or (hd[p] == hd[i] and hv[p] <= hv[i]):
+        if not _less(hd, hh, hv, i, p):
             break
-        hd[p], hd[i] = hd[i], hd[p]
-        hv[p], hv[i] = hv[i], hv[p]
+        _swap(hd, hh, hv, i, p)
         i = p
     return size + 1
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _pop(hd, hv, size):
+def _pop(hd, hh, hv, size):
     # removes the top (read it before); returns the new size
     size -= 1
     hd[0] = hd[size]
+    hh[0] = hh[size]
     hv[0] = hv[size]
     i = 0
     while True:
         a = 2 * i + 1
         if a >= size:
             break
-        b = a + 1
         c = a
-        if b < size and (hd[b] < hd[a] or (hd[b] == hd[a] and hv[b] < hv[a])):
-            c = b
-        if hd[i] < hd[c] or (hd[i] == hd[c] and hv[i] <= hv[c]):
+        if a + 1 < size and _less(hd, hh, hv, a + 1, a):
+            c = a + 1
+        if not _less(hd, hh, hv, c, i):
             break
-        hd[c], hd[i] = hd[i], hd[c]
-        hv[c], hv[i] = hv[i], hv[c]
+        _swap(hd, hh, hv, c, i)
         i = c
     return size
 
 
 @njit(cache=True, nogil=True)
 def _search(s, radius, length, indptr, indices, eid, dist, pred, touched,
-            hd, hv):
+            heap, cap=0):
     """Dijkstra from ``s`` over the nodes at distance ``< radius``.
 
     ``dist`` must be ``inf`` everywhere on entry; the nodes reached are
     listed in ``touched[:count]`` (reset them afterwards), ``pred[v]`` the
     stored entry through which ``v`` was reached (``-1`` for ``s``).
-    Returns ``count``.  Ties are broken by node number (deterministic).
+    Lexicographic: among shortest paths, one with the fewest edges (zero
+    lengths are common in correlation clustering, and short cycles are
+    deeper cuts and cheaper projections); remaining ties by node number
+    (deterministic).  With ``cap > 0`` the search stops after settling
+    ``cap`` nodes.  Returns ``(count, frontier)``: ``dist`` is exact below
+    ``frontier`` (``inf`` if the search ran to the radius), and every node
+    not yet settled is at distance ``>= frontier``.
     """
+    hd, hh, hv, hops = heap
     dist[s] = 0.0
     pred[s] = -1
+    hops[s] = 0
     touched[0] = s
     count = 1
-    size = _push(hd, hv, 0, 0.0, s)
+    settled = 0
+    size = _push(hd, hh, hv, 0, 0.0, 0, s)
     while size > 0:
         d = hd[0]
+        h = hh[0]
         u = hv[0]
-        size = _pop(hd, hv, size)
-        if d > dist[u]:
+        if d > dist[u] or (d == dist[u] and h > hops[u]):
+            size = _pop(hd, hh, hv, size)
             continue
+        if cap > 0 and settled >= cap:
+            return count, d
+        size = _pop(hd, hh, hv, size)
+        settled += 1
         for k in range(indptr[u], indptr[u + 1]):
             v = indices[k]
             nd = d + length[eid[k]]
-            if nd < dist[v] and nd < radius:
+            if nd >= radius:
+                continue
+            if nd < dist[v] or (nd == dist[v] and h + 1 < hops[v]):
                 if dist[v] == np.inf:
                     touched[count] = v
                     count += 1
                 dist[v] = nd
+                hops[v] = h + 1
                 pred[v] = k
-                size = _push(hd, hv, size, nd, v)
-    return count
+                size = _push(hd, hh, hv, size, nd, h + 1, v)
+    return count, np.inf
+
+
+@njit(cache=True, nogil=True)
+def _heap(n, nnz):
+    """Buffers of a lazy-deletion heap for one search at a time (and hop counts)."""
+    cap = nnz + 2
+    return (np.empty(cap), np.empty(cap, dtype=np.int64),
+            np.empty(cap, dtype=np.int64), np.zeros(n, dtype=np.int64))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -114,7 +155,8 @@ def _source_of(k, indptr):
 
 
 @njit(cache=True, nogil=True)
-def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold):
+def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
+                            cap=0):
     """Violated cycle inequalities of the edges ``(u, v)``, ``s0 <= u < v``.
 
     For each source ``u`` in ``[s0, s1)``, a Dijkstra bounded at ``max_{v >
@@ -123,6 +165,12 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold):
     the shortest path ``P``.  Returns ``(cons_edge, ptr, path,
     max_violation)`` (CSR constraints, and the largest ``x_uv - dist(u, v)``
     over every edge of the sources, at least 0), in source order.
+
+    With ``cap > 0`` each search settles at most ``cap`` nodes: a target
+    reached but not settled gives the constraint of its tentative path if
+    that is violated beyond ``threshold`` (a valid, maybe not the deepest,
+    cut), and ``max_violation`` is then an upper bound (``x_uv`` minus the
+    search's frontier for an unsettled target), never an underestimate.
     """
     n = indptr.shape[0] - 1
     m = x.shape[0]
@@ -132,9 +180,7 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold):
     dist = np.full(n, np.inf)
     pred = np.empty(n, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
-    cap = 2 * indptr[n] + 2
-    hd = np.empty(cap)
-    hv = np.empty(cap, dtype=np.int64)
+    heap = _heap(n, indptr[n])
     ce = np.empty(16, dtype=np.int64)
     ptr = np.zeros(17, dtype=np.int64)
     path = np.empty(64, dtype=np.int32)
@@ -148,16 +194,18 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold):
                 radius = x[eid[k]]
         if radius <= 0.0:
             continue
-        count = _search(s, radius, length, indptr, indices, eid, dist, pred,
-                        touched, hd, hv)
+        count, front = _search(s, radius, length, indptr, indices, eid, dist,
+                               pred, touched, heap, cap)
         for k in range(indptr[s], indptr[s + 1]):
             v = indices[k]
             if v <= s:
                 continue
             e = eid[k]
             viol = x[e] - dist[v]
-            if viol > maxv:
-                maxv = viol
+            # an unsettled target is at distance >= front
+            bound = viol if dist[v] < front else x[e] - front
+            if bound > maxv:
+                maxv = bound
             if viol > threshold:
                 # walk the predecessor entries back from v to s
                 if nc == ce.shape[0]:
@@ -203,9 +251,7 @@ def graph_closure(x, indptr, indices, eid):
     dist = np.full(n, np.inf)
     pred = np.empty(n, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
-    cap = 2 * indptr[n] + 2
-    hd = np.empty(cap)
-    hv = np.empty(cap, dtype=np.int64)
+    heap = _heap(n, indptr[n])
     for s in range(n):
         radius = -np.inf
         for k in range(indptr[s], indptr[s + 1]):
@@ -213,8 +259,8 @@ def graph_closure(x, indptr, indices, eid):
                 radius = length[eid[k]]
         if radius <= 0.0:
             continue
-        count = _search(s, radius, length, indptr, indices, eid, dist, pred,
-                        touched, hd, hv)
+        count, _ = _search(s, radius, length, indptr, indices, eid, dist,
+                           pred, touched, heap, 0)
         for k in range(indptr[s], indptr[s + 1]):
             v = indices[k]
             if v > s and dist[v] < y[eid[k]]:
@@ -248,15 +294,13 @@ def ball_pivot(x, indptr, indices, eid, order, probabilistic, seed):
     dist = np.full(n, np.inf)
     pred = np.empty(n, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
-    cap = 2 * indptr[n] + 2
-    hd = np.empty(cap)
-    hv = np.empty(cap, dtype=np.int64)
+    heap = _heap(n, indptr[n])
     k = 0
     for p in order:
         if labels[p] >= 0:
             continue
-        count = _search(p, radius, length, indptr, indices, eid, dist, pred,
-                        touched, hd, hv)
+        count, _ = _search(p, radius, length, indptr, indices, eid, dist,
+                           pred, touched, heap, 0)
         labels[p] = k
         for i in range(1, count):
             j = touched[i]

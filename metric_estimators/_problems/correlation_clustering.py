@@ -105,6 +105,7 @@ class WeightedCorrelationLP:
         self.w = np.abs(a)
         self.d = (a <= 0).astype(np.float64)
         self.fpos = self.w > 0
+        self._wsum = float(np.sum(self.w))
         pos = self.w[self.fpos]
         self.floor = float(pos.min()) if pos.size else 1.0
         self.winv = 1.0 / np.where(self.fpos, self.w, self.floor)
@@ -258,7 +259,11 @@ class WeightedCorrelationLP:
             self.rel_gap = np.nan
             if viol <= 10.0 * tol:
                 P, g = self.dual_gap()
-                self.rel_gap = (P - g) / max(abs(g), 1e-300)
+                # an LP optimum of 0 (no conflicting cycle) has g = 0, the
+                # difference of terms of size gamma sum(w): the gap is then
+                # relative to 1e-9 gamma sum(w)
+                self.rel_gap = (P - g) / max(
+                    abs(g), 1e-9 * max(self.gamma, 1.0) * self._wsum, 1e-300)
             return viol <= tol and self.rel_gap <= gap_tol
         return stop
 

@@ -298,7 +298,7 @@ class _SparseGraph:
                 + self.indices.nbytes + self.eid.nbytes)
 
 
-def _search_sources(graph, x, s0, s1, threshold, chunk):
+def _search_sources(graph, x, s0, s1, threshold, chunk, cap=0):
     """Violated cycle constraints of the edges ``(u, v)`` with ``s0 <= u < s1``.
 
     Dijkstra from the sources ``s0 .. s1 - 1`` (``chunk`` at a time, memory
@@ -308,13 +308,14 @@ def _search_sources(graph, x, s0, s1, threshold, chunk):
     the same bits.  With ``graph.search == "bounded"``: one numba Dijkstra
     per source stopped at the radius ``max_{v > u} x_uv``
     (:func:`~metric_estimators._kernels.sparse_graph.bounded_violated_cycles`,
-    memory ``O(n + m)``, ``chunk`` unused).
+    memory ``O(n + m)``, ``chunk`` unused), settling at most ``cap`` nodes
+    per source if ``cap > 0``.
     """
     n = graph.n
     if getattr(graph, "search", "full") == "bounded":
         return bounded_violated_cycles(x, graph.indptr, graph.indices,
                                        graph.eid, int(s0), int(s1),
-                                       float(threshold))
+                                       float(threshold), int(cap))
     # explicit tiny lengths instead of zeros, which csgraph could drop
     lengths = np.maximum(np.maximum(x, 0.0)[graph.eid], 1e-300)
     G = sparse.csr_matrix((lengths, graph.indices, graph.indptr),
@@ -360,9 +361,9 @@ class InProcessExecutor:
         """Hold the graph (nothing to ship)."""
         self._graph = graph
 
-    def map_sources(self, x, blocks, threshold, chunk):
+    def map_sources(self, x, blocks, threshold, chunk, cap=0):
         """Return the per-block results of :func:`_search_sources`, in block order."""
-        return [_search_sources(self._graph, x, s0, s1, threshold, chunk)
+        return [_search_sources(self._graph, x, s0, s1, threshold, chunk, cap)
                 for s0, s1 in blocks]
 
 
@@ -399,12 +400,13 @@ class DaskExecutor:
         """Scatter the graph pattern to every worker, once."""
         self._graph = self.client.scatter(graph, broadcast=True, hash=False)
 
-    def map_sources(self, x, blocks, threshold, chunk):
+    def map_sources(self, x, blocks, threshold, chunk, cap=0):
         """Search the blocks on the workers; return their results in block order."""
         x_f = self.client.scatter(np.ascontiguousarray(x), broadcast=True,
                                   hash=False)
         futures = [self.client.submit(_search_sources, self._graph, x_f,
-                                      s0, s1, threshold, chunk, pure=False)
+                                      s0, s1, threshold, chunk, cap,
+                                      pure=False)
                    for s0, s1 in blocks]
         try:
             return self.client.gather(futures)
@@ -453,15 +455,29 @@ class SparseShortestPathOracle:
         choice for correlation clustering, whose lengths are at most about
         1, on graphs of 10^5 nodes).  Both return a most violated inequality
         per violated edge (their shortest paths may differ on ties).
+    cap : int, default=0
+        With ``search="bounded"``: a call first settles at most ``cap``
+        nodes per source (0: no cap), which returns real violated cycles
+        (maybe not the deepest) and an upper bound on the largest
+        violation; if it finds fewer than ``max(1, m / 1000)`` constraints,
+        the call is repeated without the cap, so the driver's stopping rule
+        always reads an exact (or conservative) largest violation.  Early
+        iterates of correlation clustering put every positive edge at 0,
+        where an uncapped ball is the whole graph.
     """
 
     supports_float32 = False
 
-    def __init__(self, n, rows, cols, chunk=256, client=None, search="full"):
+    def __init__(self, n, rows, cols, chunk=256, client=None, search="full",
+                 cap=0):
         if search not in ("full", "bounded"):
             raise ValueError(f"search must be 'full' or 'bounded', got "
                              f"{search!r}.")
         self.graph = _SparseGraph(n, rows, cols, search=search)
+        self.cap = int(cap) if search == "bounded" else 0
+        self.n_capped_calls_ = 0
+        self.n_exact_calls_ = 0
+        self.last_capped_ = False
         self.n = self.graph.n
         self.rows = self.graph.rows
         self.cols = self.graph.cols
@@ -488,8 +504,22 @@ class SparseShortestPathOracle:
             self.executor.bind(self.graph)
             self._bound = True
         x = np.ascontiguousarray(x, dtype=np.float64)
-        parts = self.executor.map_sources(x, self._blocks(), float(threshold),
-                                          self.chunk)
+        parts = None
+        if self.cap > 0:
+            parts = self.executor.map_sources(x, self._blocks(),
+                                              float(threshold), self.chunk,
+                                              self.cap)
+            found = sum(int(p[0].size) for p in parts)
+            if found < max(1, self.rows.size // 1000):
+                parts = None  # too little found: an exact call instead
+            else:
+                self.n_capped_calls_ += 1
+                self.last_capped_ = True
+        if parts is None:
+            parts = self.executor.map_sources(x, self._blocks(),
+                                              float(threshold), self.chunk)
+            self.n_exact_calls_ += 1
+            self.last_capped_ = False
         ce, ptr, path, maxv = _merge(parts)
         neg = float(-x.min()) if x.size else 0.0
         return ce, ptr, path, max(maxv, neg)
