@@ -140,8 +140,10 @@ def solve_ours(A, truth, params) -> dict:
         CorrelationClustering().fit(warm)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True):
+        extra = {"gap_tol": params["gap_tol"]} if "gap_tol" in params else {}
         cc = CorrelationClustering(gamma=params["gamma"], tol=params["tol"], random_state=0,
-                                   max_iter=MAX_ITER).fit(A)
+                                   max_iter=params.get("max_iter", MAX_ITER),
+                                   **extra).fit(A)
     fit_time = time.perf_counter() - start
     calls = cc.history_["oracle_time"]
     return {"fit_time": fit_time, "lp_objective": cc.lp_objective_,
