@@ -218,3 +218,20 @@ def _path(n=5, extra=(), values=None):
 def test_bad_sparse_graphs(A, match):
     with pytest.raises(ValueError, match=match):
         CorrelationClustering().fit(A)
+
+
+def test_oracle_threads_do_not_change_the_result():
+    numba = pytest.importorskip("numba")
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread")
+    A, _ = random_graph(50, 14, density=0.2)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = CorrelationClustering(random_state=0).fit(A)
+        numba.set_num_threads(2)
+        two = CorrelationClustering(random_state=0).fit(A)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(one.lp_solution_.data, two.lp_solution_.data)
+    np.testing.assert_array_equal(one.labels_, two.labels_)

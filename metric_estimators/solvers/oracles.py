@@ -43,6 +43,8 @@ for :class:`~metric_estimators.solvers.active_sets.LogDetPairConstraints`):
   never materialising the ``n^2`` pairs.
 """
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
@@ -352,6 +354,16 @@ def _merge(parts):
             maxv)
 
 
+def _bounded_threads():
+    """Threads of the in-process bounded search: numba's thread count."""
+    try:
+        import numba
+
+        return max(1, int(numba.get_num_threads()))
+    except Exception:  # pragma: no cover
+        return 1
+
+
 class InProcessExecutor:
     """Run the oracle's blocks of sources one after the other, in this process."""
 
@@ -362,8 +374,30 @@ class InProcessExecutor:
         self._graph = graph
 
     def map_sources(self, x, blocks, threshold, chunk, cap=0):
-        """Return the per-block results of :func:`_search_sources`, in block order."""
-        return [_search_sources(self._graph, x, s0, s1, threshold, chunk, cap)
+        """Return the per-block results of :func:`_search_sources`, in block order.
+
+        The bounded (numba, GIL-free) search runs its blocks on
+        ``numba``'s number of threads; the results are merged in block
+        order, so they do not depend on the number of threads.
+        """
+        graph = self._graph
+        threads = _bounded_threads()
+        if getattr(graph, "search", "full") == "bounded" and threads > 1:
+            # blocks of sources owning equal numbers of edges (a source
+            # checks its edges to higher-numbered nodes)
+            sub = []
+            rows = graph.rows
+            for s0, s1 in blocks:
+                lo, hi = np.searchsorted(rows, [s0, s1])
+                cuts = [s0] + [int(rows[lo + (hi - lo) * i // threads])
+                               for i in range(1, threads)] + [s1]
+                sub += [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+            with ThreadPoolExecutor(threads) as pool:
+                parts = list(pool.map(
+                    lambda b: _search_sources(graph, x, b[0], b[1], threshold,
+                                              chunk, cap), sub))
+            return [_merge(parts)]
+        return [_search_sources(graph, x, s0, s1, threshold, chunk, cap)
                 for s0, s1 in blocks]
 
 
