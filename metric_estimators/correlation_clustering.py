@@ -120,6 +120,20 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
     ``gamma > 10`` is reached by continuation ``1, 10, 100, ..., gamma``,
     each stage warm-started from the previous duals.
 
+    Dense or sparse input (chosen by the input's type): a dense array takes
+    the path above, every pair a variable (``A_ij = 0``: zero weight).  A
+    ``scipy.sparse`` ``A`` is a graph: its stored entries are the edges
+    (non-zero signed weights), absent entries mean no information, and the
+    LP lives on the edges only, with the cycle inequalities ``x_e <= sum_{f
+    in P} x_f`` (``e = uv``, ``P`` a ``u``-``v`` path) found by a bounded
+    shortest-path oracle
+    (:class:`~metric_estimators.solvers.oracles.SparseShortestPathOracle`,
+    ``search="bounded"``) -- the complete-graph LP with zero weights off the
+    graph, since the shortest-path completion of a feasible edge solution
+    is a metric.  Same regularisation, ``gamma`` and stopping rule; memory
+    ``O(n + |E|)`` plus the active set throughout (rounding over balls of
+    the LP metric, local search and cost over the edges).
+
     Rounding: LP-KwikCluster pivoting (Ailon, Charikar & Newman, "Aggregating
     inconsistent information: ranking and clustering", J. ACM 2008): a random
     unclustered pivot ``p`` takes every unclustered ``j`` with probability
@@ -160,23 +174,31 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
     local_search : bool, default=True
         Improve the rounded clustering by best one-element moves.
     max_local_sweeps : int, default=100
-        Maximum number of local-search sweeps (each ``O(n^2)``).
+        Maximum number of local-search sweeps (each ``O(n^2)``; ``O(|E|)``
+        for a sparse ``A``).
     random_state : int, RandomState instance or None, default=None
         Seeds the pivot orders of the rounding.
     verbose : int, default=0
         Print the LP solve's table: oracle call, LP objective, largest
         violation, duals residual, active-set size, added, passes, the
         stage's gamma, the relative QP gap (once the constraints are within
-        ``10 tol``), which triangle search ran (short / dense), time.
+        ``10 tol``), which search ran (short / dense triangles; sparse
+        input: ``capped`` / ``paths``, the shortest-path oracle with or
+        without its cap), time.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n,)
-    lp_solution_ : ndarray of shape (n, n)
+    lp_solution_ : ndarray of shape (n, n), or sparse matrix for sparse ``A``
         The solution ``x`` of the regularised problem at the final ``gamma``,
         clipped to [0, 1]; triangle inequalities hold within ``tol``.  If
         the run did not converge: the shortest-path metric closure of that
-        clipped iterate (a metric, never a silently infeasible point).
+        clipped iterate (a metric, never a silently infeasible point).  For
+        a sparse ``A``: a symmetric CSR matrix on ``A``'s pattern holding
+        the edges' LP values (zeros stored), cycle inequalities within
+        ``tol`` (if not converged: ``min(x_e, dist(u, v))``, every cycle
+        inequality exact); the LP distance of two nodes is then the
+        shortest-path distance in this graph.
     lp_objective_ : float
         LP value ``sum_{i<j} |A_ij| |x_ij - d_ij|`` of ``lp_solution_``: the
         LP objective of the regularised solution (an LP optimum only for
@@ -193,7 +215,8 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
     gamma_stages_ : ndarray
         The continuation stages run (the last one is ``gamma`` if all ran).
     cost_ : float
-        Correlation clustering cost of ``labels_``.
+        Correlation clustering cost of ``labels_`` (over the stored edges
+        for a sparse ``A``).
     pivot_cost_ : float
         Cost of the best pivot rounding, before the local search.
     n_local_sweeps_ : int
