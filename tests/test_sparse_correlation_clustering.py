@@ -235,3 +235,11 @@ def test_oracle_threads_do_not_change_the_result():
         numba.set_num_threads(before)
     np.testing.assert_array_equal(one.lp_solution_.data, two.lp_solution_.data)
     np.testing.assert_array_equal(one.labels_, two.labels_)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_graphs_without_edges(n):
+    cc = CorrelationClustering().fit(sparse.csr_matrix((n, n)))
+    assert cc.labels_.shape == (n,) and len(set(cc.labels_)) == n
+    assert cc.cost_ == 0.0 and cc.converged_
+    assert sparse.issparse(cc.lp_solution_) and cc.lp_solution_.nnz == 0

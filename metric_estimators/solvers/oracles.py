@@ -382,7 +382,8 @@ class InProcessExecutor:
         """
         graph = self._graph
         threads = _bounded_threads()
-        if getattr(graph, "search", "full") == "bounded" and threads > 1:
+        if (getattr(graph, "search", "full") == "bounded" and threads > 1
+                and graph.rows.size):
             # blocks of sources owning equal numbers of edges (a source
             # checks its edges to higher-numbered nodes)
             sub = []
