@@ -707,7 +707,7 @@ def _check_symmetric_sparse(M, name, *, nonnegative, zero_diagonal,
         raise ValueError(f"{name} must be non-negative; its smallest entry is "
                          f"{M.data.min():.3g}.")
     asym = abs(M - M.T)
-    scale = max(abs(M).max(), np.finfo(float).tiny)
+    scale = max(float(np.abs(M.data).max(initial=0.0)), np.finfo(float).tiny)
     if asym.nnz and asym.max() > 1e-10 * scale:
         A = asym.tocoo()
         k = int(np.argmax(A.data))

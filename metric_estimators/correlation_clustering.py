@@ -31,15 +31,25 @@ from ._problems.correlation_clustering import (
     metric_closure,
     solve_continuation,
 )
+from ._problems.sparse_correlation_clustering import (
+    SparseSignedGraph,
+    closure_on_edges,
+    sparse_clustering_cost,
+    sparse_local_search,
+    sparse_pivot_rounding,
+)
 from ._reporting import Column
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
-from .solvers.oracles import ShortEdgeTriangleOracle
+from .solvers.oracles import SparseShortestPathOracle, ShortEdgeTriangleOracle
 
 #: the driver's columns, then the stage's gamma, the relative QP gap (once
 #: the constraints are within 10 tol) and which triangle search ran
 CC_COLUMNS = TABLE_COLUMNS + (Column("Gamma", ".3g"), Column("RelGap", ".2e"),
                               Column("Oracle", "s", 6))
+
+#: nodes settled per source by the sparse oracle's capped searches
+SEARCH_CAP = 256
 
 __all__ = ["CorrelationClustering", "correlation_clustering_cost",
            "pivot_rounding"]
@@ -54,7 +64,8 @@ def correlation_clustering_cost(A, labels):
     Parameters
     ----------
     A : array-like or sparse matrix of shape (n, n)
-        Symmetric signed weights.
+        Symmetric signed weights; for a sparse ``A`` only the stored edges
+        count (``O(|E|)``, never densified).
     labels : array-like of shape (n,)
         Cluster label of each node.
 
@@ -62,7 +73,9 @@ def correlation_clustering_cost(A, labels):
     -------
     cost : float
     """
-    A = np.asarray(A.toarray() if sparse.issparse(A) else A, dtype=np.float64)
+    if sparse.issparse(A):
+        return sparse_clustering_cost(A, labels)
+    A = np.asarray(A, dtype=np.float64)
     labels = np.asarray(labels)
     iu = np.triu_indices(A.shape[0], 1)
     a = A[iu]
@@ -107,6 +120,20 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
     ``gamma > 10`` is reached by continuation ``1, 10, 100, ..., gamma``,
     each stage warm-started from the previous duals.
 
+    Dense or sparse input (chosen by the input's type): a dense array takes
+    the path above, every pair a variable (``A_ij = 0``: zero weight).  A
+    ``scipy.sparse`` ``A`` is a graph: its stored entries are the edges
+    (non-zero signed weights), absent entries mean no information, and the
+    LP lives on the edges only, with the cycle inequalities ``x_e <= sum_{f
+    in P} x_f`` (``e = uv``, ``P`` a ``u``-``v`` path) found by a bounded
+    shortest-path oracle
+    (:class:`~metric_estimators.solvers.oracles.SparseShortestPathOracle`,
+    ``search="bounded"``) -- the complete-graph LP with zero weights off the
+    graph, since the shortest-path completion of a feasible edge solution
+    is a metric.  Same regularisation, ``gamma`` and stopping rule; memory
+    ``O(n + |E|)`` plus the active set throughout (rounding over balls of
+    the LP metric, local search and cost over the edges).
+
     Rounding: LP-KwikCluster pivoting (Ailon, Charikar & Newman, "Aggregating
     inconsistent information: ranking and clustering", J. ACM 2008): a random
     unclustered pivot ``p`` takes every unclustered ``j`` with probability
@@ -147,23 +174,31 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
     local_search : bool, default=True
         Improve the rounded clustering by best one-element moves.
     max_local_sweeps : int, default=100
-        Maximum number of local-search sweeps (each ``O(n^2)``).
+        Maximum number of local-search sweeps (each ``O(n^2)``; ``O(|E|)``
+        for a sparse ``A``).
     random_state : int, RandomState instance or None, default=None
         Seeds the pivot orders of the rounding.
     verbose : int, default=0
         Print the LP solve's table: oracle call, LP objective, largest
         violation, duals residual, active-set size, added, passes, the
         stage's gamma, the relative QP gap (once the constraints are within
-        ``10 tol``), which triangle search ran (short / dense), time.
+        ``10 tol``), which search ran (short / dense triangles; sparse
+        input: ``capped`` / ``paths``, the shortest-path oracle with or
+        without its cap), time.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n,)
-    lp_solution_ : ndarray of shape (n, n)
+    lp_solution_ : ndarray of shape (n, n), or sparse matrix for sparse ``A``
         The solution ``x`` of the regularised problem at the final ``gamma``,
         clipped to [0, 1]; triangle inequalities hold within ``tol``.  If
         the run did not converge: the shortest-path metric closure of that
-        clipped iterate (a metric, never a silently infeasible point).
+        clipped iterate (a metric, never a silently infeasible point).  For
+        a sparse ``A``: a symmetric CSR matrix on ``A``'s pattern holding
+        the edges' LP values (zeros stored), cycle inequalities within
+        ``tol`` (if not converged: ``min(x_e, dist(u, v))``, every cycle
+        inequality exact); the LP distance of two nodes is then the
+        shortest-path distance in this graph.
     lp_objective_ : float
         LP value ``sum_{i<j} |A_ij| |x_ij - d_ij|`` of ``lp_solution_``: the
         LP objective of the regularised solution (an LP optimum only for
@@ -180,7 +215,8 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
     gamma_stages_ : ndarray
         The continuation stages run (the last one is ``gamma`` if all ran).
     cost_ : float
-        Correlation clustering cost of ``labels_``.
+        Correlation clustering cost of ``labels_`` (over the stored edges
+        for a sparse ``A``).
     pivot_cost_ : float
         Cost of the best pivot rounding, before the local search.
     n_local_sweeps_ : int
@@ -236,8 +272,9 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         """
         report = FitReport(self, CC_COLUMNS, verbose=self.verbose)
         self._validate_params()
-        A = check_symmetric_matrix(A.toarray() if sparse.issparse(A) else A,
-                                   "A", zero_diagonal=True)
+        if sparse.issparse(A):
+            return self._fit_sparse(A, report)
+        A = check_symmetric_matrix(A, "A", zero_diagonal=True)
         check_signed_graph_has_negative(A, self)
         n = A.shape[0]
         # The LP is invariant under a positive scaling of the weights, its
@@ -268,7 +305,6 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
             max_passes=self.max_passes, report=report, extra_row=extra_row)
         res = results[-1]
         converged = (res.converged and len(results) == len(stages))
-        viol = max(res.max_violation, problem.pair_violation)
         x = np.clip(problem.x, 0.0, 1.0)
         lower = problem.lp_lower_bound() * w_scale
         if converged:
@@ -280,17 +316,68 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
             x = metric_closure(problem.x, n)
             report.finish(f"LP stopped after {sum(r.n_iter for r in results)}"
                           " oracle calls")
+        X = np.empty((n, n))
+        edges_to_matrix(x, n, X)
+        self._store(problem, results, stages, X, x, lower, w_scale, converged,
+                    stacklevel=4)
+        self.labels_, self.cost_ = self._round(A_in, X)
+        self.n_features_in_ = n
+        return self
+
+    def _fit_sparse(self, A, report):
+        """The sparse path: the LP over the edges, cycle inequalities by shortest paths."""
+        graph = SparseSignedGraph(A)
+        check_signed_graph_has_negative(graph.csr, self)
+        n, m = graph.n, graph.a.size
+        w_scale = power_of_two_scale(graph.a, center=False)
+        a = graph.a / w_scale if w_scale != 1.0 else graph.a
+        gamma = float(self.gamma)
+        problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
+                                        CycleConstraints)
+        oracle = SparseShortestPathOracle(n, graph.rows, graph.cols,
+                                          search="bounded", cap=SEARCH_CAP)
+        report.phase(f"sparse graph: {n} nodes, {m} edges, gamma "
+                     f"{gamma:.3g}, stages "
+                     f"{', '.join(f'{g:.3g}' for g in gamma_stages(gamma))}")
+        results, stages = solve_continuation(
+            problem, oracle, bregman_project_forget, gamma=gamma,
+            tol=float(self.tol), gap_tol=float(self.gap_tol),
+            max_iter=self.max_iter, max_passes=self.max_passes, report=report,
+            extra_row=lambda: (problem.gamma, problem.rel_gap,
+                               "capped" if oracle.last_capped_ else "paths"),
+            min_passes=self.max_passes)
+        converged = results[-1].converged and len(results) == len(stages)
+        lower = problem.lp_lower_bound() * w_scale
+        n_calls = sum(r.n_iter for r in results)
+        if converged:
+            x = np.clip(problem.x, 0.0, 1.0)
+            report.finish(f"LP converged after {n_calls} oracle calls "
+                          f"(gamma {problem.gamma:.3g})")
+        else:
+            # every cycle inequality holds at the closure on the edges
+            x = closure_on_edges(problem.x, oracle.graph)
+            report.finish(f"LP stopped after {n_calls} oracle calls")
+        self._store(problem, results, stages, graph.edge_matrix(x), x, lower,
+                    w_scale, converged, stacklevel=5)
+        self.labels_, self.cost_ = self._round(graph.csr, self.lp_solution_)
+        self.n_features_in_ = n
+        return self
+
+    def _store(self, problem, results, stages, X, x, lower, w_scale,
+               converged, stacklevel):
+        """Set the LP's fitted attributes (and warn if it did not converge)."""
+        res = results[-1]
         lp = problem.lp_objective(x) * w_scale
         if not converged:
             convergence_warning(
-                self, max_iter=self.max_iter, unit="oracle calls", tol=tol,
+                self, max_iter=self.max_iter, unit="oracle calls",
+                tol=float(self.tol),
                 history=[v for r in results for v in r.history["objective"]],
                 detail=(f"{res.detail()}, relative gap {problem.rel_gap:.3g} at "
                         f"gamma {problem.gamma:.3g}; lp_solution_ is the "
                         f"metric closure of the iterate, LP optimum in "
-                        f"[{lower:.6g}, {lp:.6g}]"), stacklevel=3)
-        X = np.empty((n, n))
-        edges_to_matrix(x, n, X)
+                        f"[{lower:.6g}, {lp:.6g}]"), stacklevel=stacklevel)
+        viol = max(res.max_violation, problem.pair_violation)
         self.lp_solution_ = X
         self.lp_objective_ = lp
         self.lower_bound_ = lower
@@ -305,9 +392,6 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         self.history_["gamma"] = [g for r, g in zip(results, stages)
                                   for _ in r.history["objective"]]
         self.loss_curve_ = np.asarray(self.history_["objective"]) * w_scale
-        self.labels_, self.cost_ = self._round(A_in, X)
-        self.n_features_in_ = n
-        return self
 
     def _round(self, A, X):
         rng = check_random_state(self.random_state)
@@ -323,8 +407,14 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
             best_cost = 0.0
         self.pivot_cost_ = best_cost
         self.n_local_sweeps_ = 0
-        if self.local_search and n > 1:
-            # A is dense here (densified in fit)
+        if self.local_search and n > 1 and sparse.issparse(A):
+            # moves evaluated over the stored edges only
+            labels, self.n_local_sweeps_ = sparse_local_search(
+                A, best, self.max_local_sweeps)
+            cost = correlation_clustering_cost(A, labels)
+            if cost <= best_cost:
+                best, best_cost = np.unique(labels, return_inverse=True)[1], cost
+        elif self.local_search and n > 1:
             labels = best.astype(np.int64).copy()
             eps = 1e-12 * max(float(np.abs(A).max()), np.finfo(float).tiny)
             self.n_local_sweeps_ = int(best_one_element_moves(
@@ -353,9 +443,15 @@ def pivot_rounding(X, rng, rounding="probabilistic"):
     ``p`` with probability ``1 - X[p, j]`` (``"probabilistic"``) or when
     ``X[p, j] < 1/2`` (``"threshold"``).
 
+    A sparse ``X`` (the ``lp_solution_`` of a sparse graph, LP values on
+    its edges) is read as its shortest-path completion: the pivot takes the
+    unclustered nodes of its ball in the graph with lengths ``X``
+    (:func:`~metric_estimators._problems.sparse_correlation_clustering.sparse_pivot_rounding`,
+    ``O(n + |E|)`` memory).
+
     Parameters
     ----------
-    X : ndarray of shape (n, n)
+    X : ndarray of shape (n, n) or sparse matrix
         Fractional (pseudo-)metric solution with entries in [0, 1].
     rng : numpy.random.RandomState or numpy.random.Generator
         Source of the pivot order (and of the joins, if probabilistic).
@@ -367,6 +463,8 @@ def pivot_rounding(X, rng, rounding="probabilistic"):
     labels : ndarray of int64, shape (n,)
         Cluster ids ``0, 1, ...`` in the order the pivots were taken.
     """
+    if sparse.issparse(X):
+        return sparse_pivot_rounding(X, rng, rounding)
     n = X.shape[0]
     labels = np.full(n, -1, dtype=np.int64)
     order = rng.permutation(n)

@@ -24,6 +24,7 @@ import time
 import warnings
 
 import numpy as np
+from scipy import sparse
 
 __all__ = ["warm_up"]
 
@@ -47,6 +48,7 @@ def _fits():
     g = rng.randint(0, 3, 25)
     A = np.where(g[:, None] == g[None], 1.0, -1.0)
     np.fill_diagonal(A, 0)
+    mask = rng.rand(25, 25) < 0.5
     return [
         ("LMNN (lbfgs)", lambda: LMNN(random_state=0, max_iter=5).fit(X, y)),
         ("LMNN (subgradient)",
@@ -65,6 +67,9 @@ def _fits():
                                 max_iter=3).fit(D)),
         ("CorrelationClustering",
          lambda: CorrelationClustering(random_state=0).fit(A)),
+        ("CorrelationClustering (sparse graph)",
+         lambda: CorrelationClustering(random_state=0, max_iter=3).fit(
+             sparse.csr_matrix(A * (mask & mask.T)))),
         ("knn_triplets", lambda: knn_triplets(X, y)),
     ]
 

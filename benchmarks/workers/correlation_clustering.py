@@ -1,7 +1,10 @@
 """Correlation clustering LP of one networkx graph: ours (Project and Forget) or cvxpy.
 
 Job: ``{"dataset": "<graph>-<n>", "impl": "ours" | "cvxpy", "params":
-{"gamma": 10.0, "tol": 1e-2, "seed": 0}}``. Graphs: ``planted``:
+{"gamma": 10.0, "tol": 1e-2, "seed": 0}}``. Graphs: ``signed``: a sparse planted-partition signed graph
+(:func:`signed_planted`: communities of 50-200, average degree 10, 10 % sign
+noise, lognormal weights), fitted as a ``scipy.sparse`` matrix (the sparse
+path); ``planted``:
 ``networkx.planted_partition_graph(k, n // k, 0.9, 0.1)`` with
 ``k = max(2, n // 100)`` communities; ``lfr``: ``networkx.LFR_benchmark_graph(n,
 2.5, 1.5, 0.1, average_degree=20, max_degree=50, min_community=50,
@@ -30,11 +33,64 @@ from benchmarks.workers.metric_nearness import triangles
 MAX_ITER = 1000
 
 
+def signed_planted(n: int, seed: int, degree: float = 10.0, intra: float = 0.7,
+                   noise: float = 0.1, sigma: float = 1.0):
+    """A sparse planted-partition signed graph: ``(A csr, planted labels)``.
+
+    Communities of uniform random sizes in [50, 200] (the last one takes the
+    remainder, up to 249); ``n degree / 2`` edge
+    draws, each inside the community of a uniform random node with
+    probability ``intra``, else between two uniform random nodes; duplicates
+    and self-loops dropped.  Sign +1 inside a community, -1 across, each
+    flipped with probability ``noise``; weights lognormal(0, ``sigma``).
+    Node ids are a random permutation.  ``O(n degree)`` time and memory.
+    """
+    import numpy as np
+    from scipy import sparse
+
+    rng = np.random.default_rng(seed)
+    sizes = []
+    left = n
+    while left > 0:
+        s = int(rng.integers(50, 201))
+        if left - s < 50:  # the last community takes the remainder (< 250)
+            s = left
+        sizes.append(s)
+        left -= s
+    sizes = np.asarray(sizes)
+    start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    comm = np.repeat(np.arange(sizes.size), sizes)
+    draws = int(round(n * degree / 2))
+    u = rng.integers(0, n, draws)
+    inside = rng.random(draws) < intra
+    cu = comm[u]
+    v = np.where(inside, start[cu] + (rng.random(draws) * sizes[cu]).astype(np.int64),
+                 rng.integers(0, n, draws))
+    keep = u != v
+    u, v = u[keep], v[keep]
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    key = np.unique(lo.astype(np.int64) * n + hi)
+    lo, hi = key // n, key % n
+    sign = np.where(comm[lo] == comm[hi], 1.0, -1.0)
+    sign[rng.random(sign.size) < noise] *= -1
+    w = sign * rng.lognormal(0.0, sigma, sign.size)
+    perm = rng.permutation(n)
+    r, c = perm[lo], perm[hi]
+    A = sparse.csr_matrix((np.concatenate((w, w)), (np.concatenate((r, c)),
+                                                   np.concatenate((c, r)))), shape=(n, n))
+    truth = np.empty(n, dtype=np.int64)
+    truth[perm] = comm
+    return A, truth
+
+
 def graph(kind: str, n: int, seed: int):
     """``(signed matrix A, planted labels, number of edges)``."""
     import networkx as nx
     import numpy as np
 
+    if kind == "signed":
+        A, truth = signed_planted(n, seed)
+        return A, truth, A.nnz // 2
     if kind == "planted":
         k = max(2, n // 100)
         G = nx.planted_partition_graph(k, n // k, 0.9, 0.1, seed=seed)
@@ -58,6 +114,12 @@ def graph(kind: str, n: int, seed: int):
 def planted_cost(A, truth) -> float:
     """Disagreements of the planted partition."""
     import numpy as np
+    from scipy import sparse
+
+    if sparse.issparse(A):
+        from metric_estimators.correlation_clustering import correlation_clustering_cost
+
+        return correlation_clustering_cost(A, truth)
 
     iu = np.triu_indices(A.shape[0], 1)
     same = truth[iu[0]] == truth[iu[1]]
@@ -73,11 +135,20 @@ def solve_ours(A, truth, params) -> dict:
     from metric_estimators import CorrelationClustering
 
     CorrelationClustering().fit(A[:20, :20])  # load numba's cache
+    if hasattr(A, "tocsr"):  # and the sparse path's
+        warm, _ = signed_planted(300, 1)
+        CorrelationClustering().fit(warm)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True):
+        extra = {"gap_tol": params["gap_tol"]} if "gap_tol" in params else {}
         cc = CorrelationClustering(gamma=params["gamma"], tol=params["tol"], random_state=0,
-                                   max_iter=MAX_ITER).fit(A)
-    return {"fit_time": time.perf_counter() - start, "lp_objective": cc.lp_objective_,
+                                   max_iter=params.get("max_iter", MAX_ITER),
+                                   **extra).fit(A)
+    fit_time = time.perf_counter() - start
+    calls = cc.history_["oracle_time"]
+    return {"fit_time": fit_time, "lp_objective": cc.lp_objective_,
+            "oracle_time_per_call": float(np.mean(calls)) if calls else None,
+            "oracle_time_total": float(np.sum(calls)),
             "lower_bound": cc.lower_bound_, "rounded_cost": cc.cost_,
             "pivot_cost": getattr(cc, "pivot_cost_", cc.cost_),
             "local_sweeps": getattr(cc, "n_local_sweeps_", 0), "n_iter": cc.n_iter_,

@@ -105,6 +105,7 @@ class WeightedCorrelationLP:
         self.w = np.abs(a)
         self.d = (a <= 0).astype(np.float64)
         self.fpos = self.w > 0
+        self._wsum = float(np.sum(self.w))
         pos = self.w[self.fpos]
         self.floor = float(pos.min()) if pos.size else 1.0
         self.winv = 1.0 / np.where(self.fpos, self.w, self.floor)
@@ -139,10 +140,15 @@ class WeightedCorrelationLP:
         m = self.x.size
         act = self.active
         ux = self.zA - self.zB
-        if len(act):
+        if len(act) and act.triangles:
             ux = (ux + np.bincount(act.edge, act.z, minlength=m)
                   - np.bincount(act.path[0::2], act.z, minlength=m)
                   - np.bincount(act.path[1::2], act.z, minlength=m))
+        elif len(act):
+            # cycle constraints with paths of any length (sparse graphs)
+            zp = np.repeat(act.z, np.diff(act.ptr))
+            ux = (ux + np.bincount(act.edge, act.z, minlength=m)
+                  - np.bincount(act.path, zp, minlength=m))
         return ux, -(self.zA + self.zB)
 
     def dual_gap(self):
@@ -156,10 +162,15 @@ class WeightedCorrelationLP:
         ux, uf = self._atz()
         act = self.active
         tri = 0.0
-        if len(act):
+        if len(act) and act.triangles:
             d = self.d
             tri = float(np.sum(act.z * (d[act.edge] - d[act.path[0::2]]
                                         - d[act.path[1::2]])))
+        elif len(act):
+            d = self.d
+            dp = np.add.reduceat(d[act.path], act.ptr[:-1]) if act.path.size \
+                else np.zeros(len(act))
+            tri = float(np.sum(act.z * (d[act.edge] - dp)))
         lin = tri + gam * float(np.sum(self.zA + self.zB))
         fp = self.fpos
         quad = float(np.sum(ux ** 2 * self.winv)
@@ -256,20 +267,28 @@ class WeightedCorrelationLP:
             self.rel_gap = np.nan
             if viol <= 10.0 * tol:
                 P, g = self.dual_gap()
-                self.rel_gap = (P - g) / max(abs(g), 1e-300)
+                # an LP optimum of 0 (no conflicting cycle) has g = 0, the
+                # difference of terms of size gamma sum(w): the gap is then
+                # relative to 1e-9 gamma sum(w)
+                self.rel_gap = (P - g) / max(
+                    abs(g), 1e-9 * max(self.gamma, 1.0) * self._wsum, 1e-300)
             return viol <= tol and self.rel_gap <= gap_tol
         return stop
 
 
 def solve_continuation(problem, oracle, driver, *, gamma, tol, gap_tol,
-                       max_iter, max_passes, report=None, extra_row=None):
+                       max_iter, max_passes, report=None, extra_row=None,
+                       min_passes=5):
     """Solve ``problem`` at ``gamma`` through the stages of :func:`gamma_stages`.
 
     ``driver`` is :func:`metric_estimators.solvers.bregman.bregman_project_forget`;
     every stage runs it with the gap rule (:meth:`WeightedCorrelationLP.make_stop_rule`;
     the stages before the last only warm-start the next one and stop at a
     relative gap of ``max(gap_tol, INTERMEDIATE_GAP_TOL)``)
-    and the pair pass as the fixed pass, on the remaining oracle-call budget.
+    and the pair pass as the fixed pass, on the remaining oracle-call budget,
+    with at least ``min_passes`` passes after an oracle call that added more
+    than 5 % of the active set (``max_passes`` otherwise; the sparse path,
+    whose oracle calls cost many passes, asks for ``max_passes`` always).
     Returns ``(results, stages)``: one driver result per stage run.
     """
     results = []
@@ -285,7 +304,7 @@ def solve_continuation(problem, oracle, driver, *, gamma, tol, gap_tol,
             problem.active, oracle, objective=problem.lp_objective, tol=tol,
             max_iter=max(max_iter - used, 1),
             max_passes=max_passes, pass_budget=0.0,
-            min_passes=min(5, max_passes), settle_fraction=0.05,
+            min_passes=min(min_passes, max_passes), settle_fraction=0.05,
             fixed_pass=problem.fixed_pass, add_threshold=tol / 10.0,
             report=report, stop_rule=problem.make_stop_rule(
                 tol, gap_tol if k == len(stages) - 1

@@ -43,6 +43,8 @@ for :class:`~metric_estimators.solvers.active_sets.LogDetPairConstraints`):
   never materialising the ``n^2`` pairs.
 """
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
@@ -57,6 +59,7 @@ from .._kernels.triangle_oracle import violated_triangles
 from .._kernels.cc_weighted import short_edge_triangles
 from .._kernels.bregman import logdet_violations
 from .._kernels.pair_oracle import scan_pair_block
+from .._kernels.sparse_graph import bounded_violated_cycles
 
 __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
            "ShortEdgeTriangleOracle",
@@ -268,10 +271,13 @@ class _SparseGraph:
 
     ``rows[e] < cols[e]`` are the edges; ``indptr``, ``indices`` are the
     symmetric CSR pattern and ``eid`` the edge id of each stored entry.
+    ``search`` is how :func:`_search_sources` searches (see
+    :class:`SparseShortestPathOracle`).
     """
 
-    def __init__(self, n, rows, cols):
+    def __init__(self, n, rows, cols, search="full"):
         self.n = int(n)
+        self.search = search
         self.rows = np.ascontiguousarray(rows, dtype=np.int64)
         self.cols = np.ascontiguousarray(cols, dtype=np.int64)
         m = self.rows.size
@@ -294,16 +300,24 @@ class _SparseGraph:
                 + self.indices.nbytes + self.eid.nbytes)
 
 
-def _search_sources(graph, x, s0, s1, threshold, chunk):
+def _search_sources(graph, x, s0, s1, threshold, chunk, cap=0):
     """Violated cycle constraints of the edges ``(u, v)`` with ``s0 <= u < s1``.
 
     Dijkstra from the sources ``s0 .. s1 - 1`` (``chunk`` at a time, memory
     ``O(chunk n)``) on the graph with lengths ``max(x, 0)``; returns
     ``(cons_edge, ptr, path, max_violation)`` in source order.  A pure
     function of its arguments: run in-process or on a Dask worker, it gives
-    the same bits.
+    the same bits.  With ``graph.search == "bounded"``: one numba Dijkstra
+    per source stopped at the radius ``max_{v > u} x_uv``
+    (:func:`~metric_estimators._kernels.sparse_graph.bounded_violated_cycles`,
+    memory ``O(n + m)``, ``chunk`` unused), settling at most ``cap`` nodes
+    per source if ``cap > 0``.
     """
     n = graph.n
+    if getattr(graph, "search", "full") == "bounded":
+        return bounded_violated_cycles(x, graph.indptr, graph.indices,
+                                       graph.eid, int(s0), int(s1),
+                                       float(threshold), int(cap))
     # explicit tiny lengths instead of zeros, which csgraph could drop
     lengths = np.maximum(np.maximum(x, 0.0)[graph.eid], 1e-300)
     G = sparse.csr_matrix((lengths, graph.indices, graph.indptr),
@@ -340,6 +354,16 @@ def _merge(parts):
             maxv)
 
 
+def _bounded_threads():
+    """Threads of the in-process bounded search: numba's thread count."""
+    try:
+        import numba
+
+        return max(1, int(numba.get_num_threads()))
+    except Exception:  # pragma: no cover
+        return 1
+
+
 class InProcessExecutor:
     """Run the oracle's blocks of sources one after the other, in this process."""
 
@@ -349,9 +373,32 @@ class InProcessExecutor:
         """Hold the graph (nothing to ship)."""
         self._graph = graph
 
-    def map_sources(self, x, blocks, threshold, chunk):
-        """Return the per-block results of :func:`_search_sources`, in block order."""
-        return [_search_sources(self._graph, x, s0, s1, threshold, chunk)
+    def map_sources(self, x, blocks, threshold, chunk, cap=0):
+        """Return the per-block results of :func:`_search_sources`, in block order.
+
+        The bounded (numba, GIL-free) search runs its blocks on
+        ``numba``'s number of threads; the results are merged in block
+        order, so they do not depend on the number of threads.
+        """
+        graph = self._graph
+        threads = _bounded_threads()
+        if (getattr(graph, "search", "full") == "bounded" and threads > 1
+                and graph.rows.size):
+            # blocks of sources owning equal numbers of edges (a source
+            # checks its edges to higher-numbered nodes)
+            sub = []
+            rows = graph.rows
+            for s0, s1 in blocks:
+                lo, hi = np.searchsorted(rows, [s0, s1])
+                cuts = [s0] + [int(rows[lo + (hi - lo) * i // threads])
+                               for i in range(1, threads)] + [s1]
+                sub += [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+            with ThreadPoolExecutor(threads) as pool:
+                parts = list(pool.map(
+                    lambda b: _search_sources(graph, x, b[0], b[1], threshold,
+                                              chunk, cap), sub))
+            return [_merge(parts)]
+        return [_search_sources(graph, x, s0, s1, threshold, chunk, cap)
                 for s0, s1 in blocks]
 
 
@@ -388,12 +435,13 @@ class DaskExecutor:
         """Scatter the graph pattern to every worker, once."""
         self._graph = self.client.scatter(graph, broadcast=True, hash=False)
 
-    def map_sources(self, x, blocks, threshold, chunk):
+    def map_sources(self, x, blocks, threshold, chunk, cap=0):
         """Search the blocks on the workers; return their results in block order."""
         x_f = self.client.scatter(np.ascontiguousarray(x), broadcast=True,
                                   hash=False)
         futures = [self.client.submit(_search_sources, self._graph, x_f,
-                                      s0, s1, threshold, chunk, pure=False)
+                                      s0, s1, threshold, chunk, cap,
+                                      pure=False)
                    for s0, s1 in blocks]
         try:
             return self.client.gather(futures)
@@ -433,12 +481,38 @@ class SparseShortestPathOracle:
         wherever the search runs).
     client : distributed.Client or None, default=None
         Run the searches on this Dask cluster (see :class:`DaskExecutor`).
+    search : {"full", "bounded"}, default="full"
+        ``"full"``: scipy's Dijkstra from every source over the whole graph
+        (memory ``O(chunk n)``).  ``"bounded"``: a numba Dijkstra per source
+        ``u`` that stops at the radius ``max_{v > u} x_uv`` -- a violated
+        inequality of ``uv`` has a path shorter than ``x_uv`` -- so a call
+        visits balls of the current metric only, in ``O(n + m)`` memory (the
+        choice for correlation clustering, whose lengths are at most about
+        1, on graphs of 10^5 nodes).  Both return a most violated inequality
+        per violated edge (their shortest paths may differ on ties).
+    cap : int, default=0
+        With ``search="bounded"``: a call first settles at most ``cap``
+        nodes per source (0: no cap), which returns real violated cycles
+        (maybe not the deepest) and an upper bound on the largest
+        violation; if it finds fewer than ``max(1, m / 1000)`` constraints,
+        the call is repeated without the cap, so the driver's stopping rule
+        always reads an exact (or conservative) largest violation.  Early
+        iterates of correlation clustering put every positive edge at 0,
+        where an uncapped ball is the whole graph.
     """
 
     supports_float32 = False
 
-    def __init__(self, n, rows, cols, chunk=256, client=None):
-        self.graph = _SparseGraph(n, rows, cols)
+    def __init__(self, n, rows, cols, chunk=256, client=None, search="full",
+                 cap=0):
+        if search not in ("full", "bounded"):
+            raise ValueError(f"search must be 'full' or 'bounded', got "
+                             f"{search!r}.")
+        self.graph = _SparseGraph(n, rows, cols, search=search)
+        self.cap = int(cap) if search == "bounded" else 0
+        self.n_capped_calls_ = 0
+        self.n_exact_calls_ = 0
+        self.last_capped_ = False
         self.n = self.graph.n
         self.rows = self.graph.rows
         self.cols = self.graph.cols
@@ -465,8 +539,22 @@ class SparseShortestPathOracle:
             self.executor.bind(self.graph)
             self._bound = True
         x = np.ascontiguousarray(x, dtype=np.float64)
-        parts = self.executor.map_sources(x, self._blocks(), float(threshold),
-                                          self.chunk)
+        parts = None
+        if self.cap > 0:
+            parts = self.executor.map_sources(x, self._blocks(),
+                                              float(threshold), self.chunk,
+                                              self.cap)
+            found = sum(int(p[0].size) for p in parts)
+            if found < max(1, self.rows.size // 1000):
+                parts = None  # too little found: an exact call instead
+            else:
+                self.n_capped_calls_ += 1
+                self.last_capped_ = True
+        if parts is None:
+            parts = self.executor.map_sources(x, self._blocks(),
+                                              float(threshold), self.chunk)
+            self.n_exact_calls_ += 1
+            self.last_capped_ = False
         ce, ptr, path, maxv = _merge(parts)
         neg = float(-x.min()) if x.size else 0.0
         return ce, ptr, path, max(maxv, neg)

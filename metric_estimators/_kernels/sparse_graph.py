@@ -1,0 +1,386 @@
+"""numba kernels on sparse signed graphs: bounded shortest paths, pivoting, local moves.
+
+The graph is a symmetric CSR pattern ``(indptr, indices, eid)`` (``eid[k]``
+the edge id of stored entry ``k``) over the edges ``rows[e] < cols[e]``, as in
+:mod:`metric_estimators._kernels.edges`; edge ``e`` has length ``x[e]``.
+
+* :func:`bounded_violated_cycles` -- the shortest-path oracle of Project and
+  Forget (Sonthalia & Gilbert, JMLR 2022) for the cycle inequalities
+  ``x_uv <= sum_{f in P} x_f``: one Dijkstra per source ``u`` that stops at
+  the radius ``max_{v > u} x_uv`` (a violated inequality of ``uv`` has a
+  path shorter than ``x_uv``), so a call visits only balls of the LP metric,
+  with ``O(n + m)`` memory.
+* :func:`graph_closure` -- the same searches, returning ``min(x_e,
+  dist(u, v))``: the shortest-path closure restricted to the edges (a point
+  satisfying every cycle inequality).
+* :func:`ball_pivot` -- LP-KwikCluster (Ailon, Charikar & Newman, J. ACM
+  2008) on the shortest-path completion of ``x``: the pivot's ball.
+* :func:`sparse_one_element_moves` -- Elsner & Schudy's best one-element
+  moves with the gains summed over the stored edges only.
+* :func:`sparse_cost` -- the clustering cost over the stored edges.
+"""
+
+import numpy as np
+from numba import njit
+
+__all__ = ["ball_pivot", "bounded_violated_cycles", "graph_closure",
+           "sparse_cost", "sparse_one_element_moves"]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _less(hd, hh, hv, i, j):
+    # heap order: distance, then hops, then node number
+    if hd[i] != hd[j]:
+        return hd[i] < hd[j]
+    if hh[i] != hh[j]:
+        return hh[i] < hh[j]
+    return hv[i] < hv[j]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _swap(hd, hh, hv, i, j):
+    hd[i], hd[j] = hd[j], hd[i]
+    hh[i], hh[j] = hh[j], hh[i]
+    hv[i], hv[j] = hv[j], hv[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _push(hd, hh, hv, size, d, h, v):
+    i = size
+    hd[i] = d
+    hh[i] = h
+    hv[i] = v
+    while i > 0:
+        p = (i - 1) >> 1
+        if not _less(hd, hh, hv, i, p):
+            break
+        _swap(hd, hh, hv, i, p)
+        i = p
+    return size + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pop(hd, hh, hv, size):
+    # removes the top (read it before); returns the new size
+    size -= 1
+    hd[0] = hd[size]
+    hh[0] = hh[size]
+    hv[0] = hv[size]
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= size:
+            break
+        c = a
+        if a + 1 < size and _less(hd, hh, hv, a + 1, a):
+            c = a + 1
+        if not _less(hd, hh, hv, c, i):
+            break
+        _swap(hd, hh, hv, c, i)
+        i = c
+    return size
+
+
+@njit(cache=True, nogil=True)
+def _search(s, radius, length, indptr, indices, eid, dist, pred, touched,
+            heap, cap=0):
+    """Dijkstra from ``s`` over the nodes at distance ``< radius``.
+
+    ``dist`` must be ``inf`` everywhere on entry; the nodes reached are
+    listed in ``touched[:count]`` (reset them afterwards), ``pred[v]`` the
+    stored entry through which ``v`` was reached (``-1`` for ``s``).
+    Lexicographic: among shortest paths, one with the fewest edges (zero
+    lengths are common in correlation clustering, and short cycles are
+    deeper cuts and cheaper projections); remaining ties by node number
+    (deterministic).  With ``cap > 0`` the search stops after settling
+    ``cap`` nodes.  Returns ``(count, frontier)``: ``dist`` is exact below
+    ``frontier`` (``inf`` if the search ran to the radius), and every node
+    not yet settled is at distance ``>= frontier``.
+    """
+    hd, hh, hv, hops = heap
+    dist[s] = 0.0
+    pred[s] = -1
+    hops[s] = 0
+    touched[0] = s
+    count = 1
+    settled = 0
+    size = _push(hd, hh, hv, 0, 0.0, 0, s)
+    while size > 0:
+        d = hd[0]
+        h = hh[0]
+        u = hv[0]
+        if d > dist[u] or (d == dist[u] and h > hops[u]):
+            size = _pop(hd, hh, hv, size)
+            continue
+        if cap > 0 and settled >= cap:
+            return count, d
+        size = _pop(hd, hh, hv, size)
+        settled += 1
+        for k in range(indptr[u], indptr[u + 1]):
+            v = indices[k]
+            nd = d + length[eid[k]]
+            if nd >= radius:
+                continue
+            if nd < dist[v] or (nd == dist[v] and h + 1 < hops[v]):
+                if dist[v] == np.inf:
+                    touched[count] = v
+                    count += 1
+                dist[v] = nd
+                hops[v] = h + 1
+                pred[v] = k
+                size = _push(hd, hh, hv, size, nd, h + 1, v)
+    return count, np.inf
+
+
+@njit(cache=True, nogil=True)
+def _heap(n, nnz):
+    """Buffers of a lazy-deletion heap for one search at a time (and hop counts)."""
+    cap = nnz + 2
+    return (np.empty(cap), np.empty(cap, dtype=np.int64),
+            np.empty(cap, dtype=np.int64), np.zeros(n, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _source_of(k, indptr):
+    # the row of stored entry k (binary search in indptr)
+    lo = 0
+    hi = indptr.shape[0] - 1
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if indptr[mid] <= k:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
+                            cap=0):
+    """Violated cycle inequalities of the edges ``(u, v)``, ``s0 <= u < v``.
+
+    For each source ``u`` in ``[s0, s1)``, a Dijkstra bounded at ``max_{v >
+    u} x_uv`` on the lengths ``max(x, 0)``; an edge ``uv`` with ``x_uv -
+    dist(u, v) > threshold`` gives the constraint ``x_uv <= sum_P x_f`` for
+    the shortest path ``P``.  Returns ``(cons_edge, ptr, path,
+    max_violation)`` (CSR constraints, and the largest ``x_uv - dist(u, v)``
+    over every edge of the sources, at least 0), in source order.
+
+    With ``cap > 0`` each search settles at most ``cap`` nodes: a target
+    reached but not settled gives the constraint of its tentative path if
+    that is violated beyond ``threshold`` (a valid, maybe not the deepest,
+    cut), and ``max_violation`` is then an upper bound (``x_uv`` minus the
+    search's frontier for an unsettled target), never an underestimate.
+    """
+    n = indptr.shape[0] - 1
+    m = x.shape[0]
+    length = np.empty(m)
+    for e in range(m):
+        length[e] = x[e] if x[e] > 0.0 else 0.0
+    dist = np.full(n, np.inf)
+    pred = np.empty(n, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    heap = _heap(n, indptr[n])
+    ce = np.empty(16, dtype=np.int64)
+    ptr = np.zeros(17, dtype=np.int64)
+    path = np.empty(64, dtype=np.int32)
+    nc = 0
+    npth = 0
+    maxv = 0.0
+    for s in range(s0, s1):
+        radius = -np.inf
+        for k in range(indptr[s], indptr[s + 1]):
+            if indices[k] > s and x[eid[k]] > radius:
+                radius = x[eid[k]]
+        if radius <= 0.0:
+            continue
+        count, front = _search(s, radius, length, indptr, indices, eid, dist,
+                               pred, touched, heap, cap)
+        for k in range(indptr[s], indptr[s + 1]):
+            v = indices[k]
+            if v <= s:
+                continue
+            e = eid[k]
+            viol = x[e] - dist[v]
+            # an unsettled target is at distance >= front
+            bound = viol if dist[v] < front else x[e] - front
+            if bound > maxv:
+                maxv = bound
+            if viol > threshold:
+                # walk the predecessor entries back from v to s
+                if nc == ce.shape[0]:
+                    ce2 = np.empty(2 * nc, dtype=np.int64)
+                    ce2[:nc] = ce
+                    ce = ce2
+                    p2 = np.zeros(2 * nc + 1, dtype=np.int64)
+                    p2[:nc + 1] = ptr[:nc + 1]
+                    ptr = p2
+                a = v
+                while a != s:
+                    kk = pred[a]
+                    if npth == path.shape[0]:
+                        q = np.empty(2 * npth, dtype=np.int32)
+                        q[:npth] = path
+                        path = q
+                    path[npth] = eid[kk]
+                    npth += 1
+                    a = _source_of(kk, indptr)
+                ce[nc] = e
+                nc += 1
+                ptr[nc] = npth
+        for i in range(count):
+            dist[touched[i]] = np.inf
+    return ce[:nc].copy(), ptr[:nc + 1].copy(), path[:npth].copy(), maxv
+
+
+@njit(cache=True, nogil=True)
+def graph_closure(x, indptr, indices, eid):
+    """``min(x_e, dist(u, v))`` for every edge, ``dist`` on the lengths ``max(x, 0)``.
+
+    The result ``y`` satisfies every cycle inequality of the graph (``y_e``
+    is the shortest-path distance between the ends of ``e`` in the graph
+    with lengths ``y``), and ``y = max(x, 0)`` where no inequality is
+    violated.
+    """
+    n = indptr.shape[0] - 1
+    m = x.shape[0]
+    length = np.empty(m)
+    for e in range(m):
+        length[e] = x[e] if x[e] > 0.0 else 0.0
+    y = length.copy()
+    dist = np.full(n, np.inf)
+    pred = np.empty(n, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    heap = _heap(n, indptr[n])
+    for s in range(n):
+        radius = -np.inf
+        for k in range(indptr[s], indptr[s + 1]):
+            if indices[k] > s and length[eid[k]] > radius:
+                radius = length[eid[k]]
+        if radius <= 0.0:
+            continue
+        count, _ = _search(s, radius, length, indptr, indices, eid, dist,
+                           pred, touched, heap, 0)
+        for k in range(indptr[s], indptr[s + 1]):
+            v = indices[k]
+            if v > s and dist[v] < y[eid[k]]:
+                y[eid[k]] = dist[v]
+        for i in range(count):
+            dist[touched[i]] = np.inf
+    return y
+
+
+@njit(cache=True, nogil=True)
+def ball_pivot(x, indptr, indices, eid, order, probabilistic, seed):
+    """LP-KwikCluster on the shortest-path completion of ``clip(x, 0, 1)``.
+
+    Pivots in ``order``; an unclustered node ``j`` joins pivot ``p`` when
+    ``dist(p, j) < 1/2`` (threshold) or with probability ``1 - dist(p,
+    j)`` (``probabilistic``, numba's generator seeded by ``seed``), ``dist``
+    the shortest-path distance in the graph with lengths ``clip(x, 0, 1)``
+    -- exactly the dense rounding of the completed metric.  Each pivot
+    searches only its ball (radius 1/2, or 1).  Returns the labels, cluster
+    ids ``0, 1, ...`` in pivot order.
+    """
+    n = indptr.shape[0] - 1
+    m = x.shape[0]
+    length = np.empty(m)
+    for e in range(m):
+        length[e] = min(max(x[e], 0.0), 1.0)
+    if probabilistic:
+        np.random.seed(seed)
+    radius = 1.0 if probabilistic else 0.5
+    labels = np.full(n, -1, dtype=np.int64)
+    dist = np.full(n, np.inf)
+    pred = np.empty(n, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    heap = _heap(n, indptr[n])
+    k = 0
+    for p in order:
+        if labels[p] >= 0:
+            continue
+        count, _ = _search(p, radius, length, indptr, indices, eid, dist,
+                           pred, touched, heap, 0)
+        labels[p] = k
+        for i in range(1, count):
+            j = touched[i]
+            if labels[j] < 0:
+                if probabilistic:
+                    if np.random.random() < 1.0 - dist[j]:
+                        labels[j] = k
+                else:
+                    labels[j] = k
+        for i in range(count):
+            dist[touched[i]] = np.inf
+        k += 1
+    return labels
+
+
+@njit(cache=True, nogil=True)
+def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
+    """Best one-element moves over the stored edges; ``labels`` in place.
+
+    As :func:`~metric_estimators._kernels.correlation_clustering.best_one_element_moves`
+    with ``S[c] = sum_{j in N(i), label_j = c} A_ij`` over the neighbours
+    only (a cluster without a neighbour of ``i`` has ``S = 0``, like a new
+    singleton): a move to the neighbouring cluster with the largest ``S``,
+    or to a new singleton, when it lowers the cost by more than ``eps``.
+    ``O(m)`` per sweep.  Returns the sweeps run.
+    """
+    n = labels.shape[0]
+    count = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        count[labels[i]] += 1
+    free = np.empty(n, dtype=np.int64)
+    nfree = 0
+    for c in range(n - 1, -1, -1):
+        if count[c] == 0:
+            free[nfree] = c
+            nfree += 1
+    S = np.zeros(n)
+    sweeps = 0
+    for sweep in range(max_sweeps):
+        sweeps = sweep + 1
+        moved = False
+        for i in range(n):
+            for k in range(indptr[i], indptr[i + 1]):
+                S[labels[indices[k]]] += data[k]
+            a = labels[i]
+            best = S[a]
+            target = a
+            for k in range(indptr[i], indptr[i + 1]):
+                c = labels[indices[k]]
+                if S[c] > best + eps:
+                    best = S[c]
+                    target = c
+            if count[a] > 1 and 0.0 > best + eps and nfree > 0:
+                nfree -= 1
+                target = free[nfree]
+            for k in range(indptr[i], indptr[i + 1]):
+                S[labels[indices[k]]] = 0.0
+            S[a] = 0.0
+            if target != a:
+                count[a] -= 1
+                if count[a] == 0:
+                    free[nfree] = a
+                    nfree += 1
+                count[target] += 1
+                labels[i] = target
+                moved = True
+        if not moved:
+            break
+    return sweeps
+
+
+@njit(cache=True, nogil=True)
+def sparse_cost(rows, cols, a, labels):
+    """``sum a_e [split] over a_e > 0`` plus ``sum |a_e| [together] over a_e < 0``."""
+    cost = 0.0
+    for e in range(a.shape[0]):
+        same = labels[rows[e]] == labels[cols[e]]
+        if a[e] > 0.0:
+            if not same:
+                cost += a[e]
+        elif same:
+            cost -= a[e]
+    return cost

@@ -1,0 +1,168 @@
+"""Correlation clustering on a sparse signed graph: the edge LP's pieces (no scikit-learn here).
+
+On a sparse signed graph (stored entries are edges with signed weights
+``a_e``, absent entries mean "no information") the LP relaxation of
+correlation clustering lives on the edges only ::
+
+    minimise  sum_e |a_e| |x_e - d_e|   (d_e = 0 if a_e > 0 else 1)
+    s.t.      x_e <= sum_{f in P} x_f   for every edge e = uv and u-v path P
+
+(cycle inequalities, found by the bounded shortest-path oracle
+:class:`~metric_estimators.solvers.oracles.SparseShortestPathOracle` with
+``search="bounded"``), solved in Veldt et al.'s W-weighted regularised form
+by the same problem state as the dense path
+(:class:`~metric_estimators._problems.correlation_clustering.WeightedCorrelationLP`,
+on the edge vector) and the one driver.  It is the complete-graph LP with
+zero weights off the graph: the shortest-path completion of a feasible edge
+solution (clipped to [0, 1]) is a metric with the same objective, and the
+restriction of a metric to the edges is feasible (Sonthalia & Gilbert, JMLR
+2022; Veldt et al. 2019).  The box ``0 <= x <= 1`` is not needed as a
+constraint: clipping a feasible point to it keeps it feasible and does not
+raise the objective, which is what the weak-duality lower bound uses.
+
+Everything here is ``O(n + |E|)`` memory: the LP distance between two nodes
+is the shortest-path distance in the graph with lengths ``x``, searched
+only within balls (pivot rounding), and the local search sums over edges.
+"""
+
+import numpy as np
+from scipy import sparse
+
+from .._kernels.sparse_graph import (
+    ball_pivot,
+    graph_closure,
+    sparse_cost,
+    sparse_one_element_moves,
+)
+from .._validation import check_symmetric_matrix
+
+__all__ = ["SparseSignedGraph", "sparse_clustering_cost",
+           "sparse_local_search", "sparse_pivot_rounding"]
+
+
+class SparseSignedGraph:
+    """A validated sparse signed graph as an edge list.
+
+    Parameters
+    ----------
+    A : sparse matrix of shape (n, n)
+        Symmetric (values and pattern), finite, no stored diagonal entry
+        other than zero is allowed, and no explicit stored zero (a stored
+        entry is an edge and needs a non-zero weight).
+    name : str, default="A"
+        Name in the error messages.
+
+    Attributes
+    ----------
+    n : int
+    csr : scipy.sparse.csr_matrix
+        The validated matrix (duplicates summed).
+    rows, cols : int64 ndarray of shape (m,)
+        The edges ``rows[e] < cols[e]``, sorted.
+    a : float64 ndarray of shape (m,)
+        Signed weight of each edge.
+    """
+
+    def __init__(self, A, name="A"):
+        M = check_symmetric_matrix(A, name, accept_sparse=True,
+                                   zero_diagonal=True)
+        zero = M.data == 0
+        if np.any(zero):
+            C = M.tocoo()
+            k = int(np.flatnonzero(C.data == 0)[0])
+            raise ValueError(
+                f"{name} has an explicit stored zero at ({C.row[k]}, "
+                f"{C.col[k]}) ({int(zero.sum())} stored zeros in all): in a "
+                f"sparse signed graph a stored entry is an edge and needs a "
+                f"non-zero weight, an absent entry means no information. "
+                f"Drop stored zeros with {name}.eliminate_zeros().")
+        self.n = int(M.shape[0])
+        self.csr = M
+        U = sparse.triu(M, k=1).tocoo()
+        rows = U.row.astype(np.int64)
+        cols = U.col.astype(np.int64)
+        order = np.lexsort((cols, rows))
+        self.rows, self.cols = rows[order], cols[order]
+        self.a = np.asarray(U.data, dtype=np.float64)[order]
+
+    def edge_matrix(self, values):
+        """Symmetric CSR matrix on the graph's pattern holding ``values`` per edge.
+
+        Zeros among ``values`` stay stored (an edge of length 0 is an edge).
+        """
+        n = self.n
+        r = np.concatenate((self.rows, self.cols))
+        c = np.concatenate((self.cols, self.rows))
+        v = np.concatenate((values, values))
+        M = sparse.csr_matrix((v, (r, c)), shape=(n, n))
+        M.sort_indices()
+        return M
+
+
+def _pattern(X):
+    """``(indptr, indices, lengths per stored entry)`` of a symmetric CSR ``X``."""
+    X = sparse.csr_matrix(X, dtype=np.float64)
+    X.sort_indices()
+    return (X.indptr.astype(np.int64), X.indices.astype(np.int64),
+            np.ascontiguousarray(X.data, dtype=np.float64))
+
+
+def closure_on_edges(x, graph):
+    """``min(x_e, dist(u, v))``: a point of the edge LP from any ``x``.
+
+    ``graph`` has ``indptr``, ``indices``, ``eid`` (the oracle's pattern).
+    Every cycle inequality holds at the result (its shortest-path completion
+    is a metric): the sparse counterpart of
+    :func:`~metric_estimators._problems.correlation_clustering.metric_closure`.
+    """
+    return graph_closure(np.clip(x, 0.0, 1.0), graph.indptr, graph.indices,
+                         graph.eid)
+
+
+def sparse_pivot_rounding(X, rng, rounding="probabilistic"):
+    """LP-KwikCluster on a sparse LP solution ``X`` (edges: LP lengths).
+
+    The LP distance of two nodes is their shortest-path distance in the
+    graph with lengths ``clip(X, 0, 1)`` (the completion of the edge
+    solution, a metric); a pivot takes the unclustered nodes of its ball:
+    distance ``< 1/2`` (``"threshold"``) or with probability ``1 -
+    distance`` (``"probabilistic"``).  With ``"threshold"`` the labels are
+    those of the dense rounding of the completed metric for the same
+    ``rng``.  ``O(n + |E|)`` memory.
+    """
+    n = X.shape[0]
+    indptr, indices, lengths = _pattern(X)
+    order = rng.permutation(n).astype(np.int64)
+    seed = 0
+    if rounding != "threshold":
+        draw = getattr(rng, "integers", None) or rng.randint
+        seed = int(draw(0, 2**31 - 1))
+    return ball_pivot(lengths, indptr, indices,
+                      np.arange(lengths.size, dtype=np.int64), order,
+                      rounding != "threshold", seed)
+
+
+def sparse_clustering_cost(A, labels):
+    """Cost of ``labels`` counted over the stored edges of a sparse ``A`` (each once)."""
+    U = sparse.triu(sparse.csr_matrix(A, dtype=np.float64), k=1).tocoo()
+    labels = np.ascontiguousarray(labels).astype(np.int64)
+    return float(sparse_cost(U.row.astype(np.int64), U.col.astype(np.int64),
+                             np.asarray(U.data, dtype=np.float64), labels))
+
+
+def sparse_local_search(A, labels, max_sweeps):
+    """Best one-element moves with the gains summed over the edges of ``A``.
+
+    Returns ``(labels, sweeps)``: new labels (a copy, ids relabelled
+    ``0, 1, ...`` by sorted old id) and the sweeps run.
+    """
+    A = sparse.csr_matrix(A, dtype=np.float64)
+    A.sort_indices()
+    lab = np.asarray(labels, dtype=np.int64).copy()
+    eps = 1e-12 * max(float(np.abs(A.data).max(initial=0.0)),
+                      np.finfo(float).tiny)
+    sweeps = sparse_one_element_moves(A.indptr.astype(np.int64),
+                                      A.indices.astype(np.int64),
+                                      np.ascontiguousarray(A.data), lab,
+                                      int(max_sweeps), eps)
+    return lab, int(sweeps)

@@ -1,0 +1,245 @@
+"""CorrelationClustering on scipy.sparse signed graphs: the edge LP (sparse path)."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from scipy import sparse
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import adjusted_rand_score
+
+from metric_estimators import CorrelationClustering
+from metric_estimators.correlation_clustering import (
+    correlation_clustering_cost,
+    pivot_rounding,
+)
+
+
+def random_graph(n, seed, density=0.35, weights="lognormal", k=3, noise=0.15):
+    """A sparse symmetric signed graph: planted groups, ``noise`` sign flips."""
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, k, n)
+    iu = np.triu_indices(n, 1)
+    keep = rng.random(iu[0].size) < density
+    r, c = iu[0][keep], iu[1][keep]
+    sign = np.where(g[r] == g[c], 1.0, -1.0)
+    sign[rng.random(sign.size) < noise] *= -1
+    if weights == "lognormal":
+        w = rng.lognormal(0.0, 1.0, sign.size)
+    elif weights == "extreme":
+        w = 10.0 ** rng.uniform(-3, 3, sign.size)
+    else:
+        w = np.ones(sign.size)
+    a = sign * w
+    A = sparse.csr_matrix((np.concatenate((a, a)), (np.concatenate((r, c)),
+                                                   np.concatenate((c, r)))),
+                          shape=(n, n))
+    return A, g
+
+
+def completion(X):
+    """Shortest-path completion of a sparse edge solution, capped at 1 (Floyd-Warshall)."""
+    n = X.shape[0]
+    D = np.full((n, n), np.inf)
+    C = X.tocoo()
+    D[C.row, C.col] = np.clip(C.data, 0, 1)
+    np.fill_diagonal(D, 0.0)
+    for k in range(n):
+        D = np.minimum(D, D[:, k:k + 1] + D[k:k + 1, :])
+    return np.minimum(D, 1.0)
+
+
+def cvxpy_complete_lp(cp, A):
+    """The complete-graph LP: every pair a variable, every triangle, objective on the edges."""
+    n = A.shape[0]
+    pairs = {p: i for i, p in enumerate(itertools.combinations(range(n), 2))}
+
+    def e(i, j):
+        return pairs[(i, j) if i < j else (j, i)]
+
+    ij, ik, kj = [], [], []
+    for i, j in pairs:
+        for k in range(n):
+            if k != i and k != j:
+                ij.append(e(i, j))
+                ik.append(e(i, k))
+                kj.append(e(k, j))
+    U = sparse.triu(A, 1).tocoo()
+    idx = np.array([e(i, j) for i, j in zip(U.row, U.col)])
+    w, d = np.abs(U.data), (U.data < 0).astype(float)
+    x = cp.Variable(len(pairs))
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(w, cp.abs(x[idx] - d)))),
+                      [x[ij] <= x[ik] + x[kj], x >= 0, x <= 1])
+    prob.solve(solver="CLARABEL")
+    return prob.value
+
+
+@pytest.mark.parametrize("n, seed, weights", [
+    (10, 0, "unit"), (12, 1, "lognormal"), (15, 2, "lognormal"),
+    (12, 3, "extreme"),
+])
+def test_sparse_lp_equals_complete_graph_lp(n, seed, weights, cp):
+    A, _ = random_graph(n, seed, weights=weights)
+    ref = cvxpy_complete_lp(cp, A)
+    cc = CorrelationClustering(gamma=1e4, tol=1e-5, gap_tol=1e-6,
+                               max_iter=5000, random_state=0).fit(A)
+    assert cc.converged_
+    assert sparse.issparse(cc.lp_solution_)
+    # (cvxpy's own accuracy is about 1e-8 of the total weight)
+    atol = 1e-7 * abs(A).sum()
+    assert abs(cc.lp_objective_ - ref) <= 1e-4 * ref + atol
+    assert cc.lower_bound_ <= ref * (1 + 1e-9) + atol
+    assert cc.cost_ >= ref * (1 - 1e-6) - atol
+    # the shortest-path completion of the edge solution is a metric that
+    # agrees with it on the edges
+    D = completion(cc.lp_solution_)
+    viol = np.max(D[:, :, None] - D[:, None, :] - D.T[None, :, :])
+    assert viol <= 1e-12
+    C = cc.lp_solution_.tocoo()
+    np.testing.assert_allclose(D[C.row, C.col], C.data, atol=1e-4)
+
+
+def test_lp_solution_is_on_the_pattern():
+    A, _ = random_graph(14, 5)
+    cc = CorrelationClustering(random_state=0).fit(A)
+    X = cc.lp_solution_
+    assert sparse.issparse(X) and X.shape == A.shape
+    P = sparse.csr_matrix(A != 0).astype(int)
+    Q = sparse.csr_matrix((np.ones(X.nnz), X.indices, X.indptr), shape=X.shape)
+    assert (P - Q).nnz == 0
+    assert X.data.min() >= 0 and X.data.max() <= 1
+    assert (X - X.T).nnz == 0
+
+
+def test_deterministic():
+    A, _ = random_graph(40, 6, density=0.2, weights="lognormal")
+    a = CorrelationClustering(random_state=3).fit(A)
+    b = CorrelationClustering(random_state=3).fit(A)
+    np.testing.assert_array_equal(a.lp_solution_.data, b.lp_solution_.data)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.lower_bound_ == b.lower_bound_ and a.cost_ == b.cost_
+
+
+def test_planted_partition_recovery():
+    A, g = random_graph(150, 7, density=0.3, weights="lognormal", k=3,
+                        noise=0.1)
+    cc = CorrelationClustering(random_state=0).fit(A)
+    assert adjusted_rand_score(g, cc.labels_) >= 0.9
+    assert cc.cost_ <= correlation_clustering_cost(A, g) * (1 + 1e-9)
+    assert cc.lower_bound_ <= cc.cost_ * (1 + 1e-9)
+    assert cc.cost_ <= cc.pivot_cost_ + 1e-9
+
+
+def test_cost_counts_stored_edges_only():
+    A, g = random_graph(30, 8)
+    assert correlation_clustering_cost(A, g) == pytest.approx(
+        correlation_clustering_cost(A.toarray(), g), rel=1e-12)
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 5, 30)
+    assert correlation_clustering_cost(A, labels) == pytest.approx(
+        correlation_clustering_cost(A.toarray(), labels), rel=1e-12)
+
+
+def test_threshold_pivoting_is_the_dense_rounding_of_the_completion():
+    A, _ = random_graph(25, 9)
+    cc = CorrelationClustering(random_state=0).fit(A)
+    X = cc.lp_solution_
+    D = completion(X)
+    for seed in range(5):
+        sp = pivot_rounding(X, np.random.RandomState(seed), "threshold")
+        de = pivot_rounding(D, np.random.RandomState(seed), "threshold")
+        np.testing.assert_array_equal(sp, de)
+    lab = pivot_rounding(X, np.random.RandomState(0), "probabilistic")
+    assert lab.shape == (25,) and lab.min() == 0
+
+
+def test_local_search_over_edges_never_worse():
+    A, _ = random_graph(60, 10, density=0.2)
+    with_ls = CorrelationClustering(random_state=0).fit(A)
+    no_ls = CorrelationClustering(random_state=0, local_search=False).fit(A)
+    assert with_ls.cost_ <= no_ls.cost_ + 1e-9
+    assert with_ls.cost_ == pytest.approx(
+        correlation_clustering_cost(A, with_ls.labels_))
+
+
+def test_not_converged_returns_a_feasible_point():
+    A, _ = random_graph(30, 11, density=0.3)
+    with pytest.warns(ConvergenceWarning, match="metric closure"):
+        cc = CorrelationClustering(max_iter=1, random_state=0).fit(A)
+    assert not cc.converged_
+    D = completion(cc.lp_solution_)
+    C = cc.lp_solution_.tocoo()
+    # every cycle inequality holds: the edge values are shortest paths
+    np.testing.assert_allclose(D[C.row, C.col], C.data, atol=1e-12)
+    assert cc.lower_bound_ <= cc.lp_objective_ * (1 + 1e-9)
+
+
+def test_isolated_nodes_and_disconnected_graph_are_fine():
+    A, _ = random_graph(12, 12)
+    B = sparse.block_diag((A, A, sparse.csr_matrix((3, 3)))).tocsr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cc = CorrelationClustering(random_state=0).fit(B)
+    assert cc.labels_.shape == (27,)
+    # the isolated nodes are singletons
+    assert len(set(cc.labels_[-3:])) == 3
+    assert not set(cc.labels_[-3:]) & set(cc.labels_[:-3])
+
+
+def test_no_negative_edge_warns_as_dense():
+    A = abs(random_graph(12, 13)[0])
+    with pytest.warns(UserWarning, match="no negative entry"):
+        CorrelationClustering().fit(A)
+
+
+def _path(n=5, extra=(), values=None):
+    r = list(range(n - 1)) + list(range(1, n))
+    c = list(range(1, n)) + list(range(n - 1))
+    v = [1.0] * len(r) if values is None else list(values) + [1.0] * (
+        len(r) - len(values))
+    v[0] = v[n - 1] = -1.0 if values is None else v[0]
+    for i, j, val in extra:
+        r.append(i)
+        c.append(j)
+        v.append(val)
+    return sparse.csr_matrix((v, (r, c)), shape=(n, n))
+
+
+@pytest.mark.parametrize("A, match", [
+    (_path(extra=[(0, 3, -1.0)]), r"A must be symmetric"),
+    (_path(extra=[(0, 3, 0.0), (3, 0, 0.0)]), r"A has an explicit stored zero at \(0, 3\)"),
+    (_path(extra=[(2, 2, 1.0)]), r"no self-loops, but node 2 has one"),
+    (_path(extra=[(2, 2, 0.0)]), r"A has an explicit stored zero at \(2, 2\)"),
+    (_path(values=[np.nan, 1, 1, 1, np.nan]), r"A contains NaN or infinity"),
+    (_path(values=[np.inf, 1, 1, 1, np.inf]), r"A contains NaN or infinity"),
+    (sparse.csr_matrix(np.ones((3, 4))), r"A must be a square matrix"),
+])
+def test_bad_sparse_graphs(A, match):
+    with pytest.raises(ValueError, match=match):
+        CorrelationClustering().fit(A)
+
+
+def test_oracle_threads_do_not_change_the_result():
+    numba = pytest.importorskip("numba")
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread")
+    A, _ = random_graph(50, 14, density=0.2)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = CorrelationClustering(random_state=0).fit(A)
+        numba.set_num_threads(2)
+        two = CorrelationClustering(random_state=0).fit(A)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(one.lp_solution_.data, two.lp_solution_.data)
+    np.testing.assert_array_equal(one.labels_, two.labels_)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_graphs_without_edges(n):
+    cc = CorrelationClustering().fit(sparse.csr_matrix((n, n)))
+    assert cc.labels_.shape == (n,) and len(set(cc.labels_)) == n
+    assert cc.cost_ == 0.0 and cc.converged_
+    assert sparse.issparse(cc.lp_solution_) and cc.lp_solution_.nnz == 0
