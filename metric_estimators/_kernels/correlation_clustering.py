@@ -16,6 +16,40 @@ from numba import njit
 __all__ = ["best_one_element_moves"]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def cluster_sizes_and_free_ids(labels):
+    """Cluster sizes and a stack of the unused ids in ``[0, n)`` (smallest on top).
+
+    The local searches take a new singleton's id from the top of the stack
+    and push the id of a cluster that a move empties.
+    """
+    n = labels.shape[0]
+    count = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        count[labels[i]] += 1
+    free = np.empty(n, dtype=np.int64)
+    nfree = 0
+    for c in range(n - 1, -1, -1):
+        if count[c] == 0:
+            free[nfree] = c
+            nfree += 1
+    return count, free, nfree
+
+
+@njit(cache=True, nogil=True, inline="always")
+def move_node(i, a, target, labels, count, free, nfree):
+    """Move node ``i`` from cluster ``a`` to ``target``; return ``(nfree, moved)``."""
+    if target == a:
+        return nfree, False
+    count[a] -= 1
+    if count[a] == 0:
+        free[nfree] = a
+        nfree += 1
+    count[target] += 1
+    labels[i] = target
+    return nfree, True
+
+
 @njit(cache=True, nogil=True)
 def best_one_element_moves(A, labels, max_sweeps, eps):
     """Improve ``labels`` in place by single-node moves; return the sweeps run.
@@ -30,16 +64,7 @@ def best_one_element_moves(A, labels, max_sweeps, eps):
     ends (deterministically) within ``max_sweeps`` sweeps of ``O(n^2)``.
     """
     n = labels.shape[0]
-    count = np.zeros(n, dtype=np.int64)
-    for i in range(n):
-        count[labels[i]] += 1
-    # ids of empty clusters, for new singletons
-    free = np.empty(n, dtype=np.int64)
-    nfree = 0
-    for c in range(n - 1, -1, -1):
-        if count[c] == 0:
-            free[nfree] = c
-            nfree += 1
+    count, free, nfree = cluster_sizes_and_free_ids(labels)
     S = np.zeros(n)
     sweeps = 0
     for sweep in range(max_sweeps):
@@ -68,14 +93,8 @@ def best_one_element_moves(A, labels, max_sweeps, eps):
                 if j != i:
                     S[labels[j]] = 0.0
             S[a] = 0.0
-            if target != a:
-                count[a] -= 1
-                if count[a] == 0:
-                    free[nfree] = a
-                    nfree += 1
-                count[target] += 1
-                labels[i] = target
-                moved = True
+            nfree, did_move = move_node(i, a, target, labels, count, free, nfree)
+            moved = moved or did_move
         if not moved:
             break
     return sweeps

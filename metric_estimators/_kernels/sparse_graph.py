@@ -23,6 +23,8 @@ the edge id of stored entry ``k``) over the edges ``rows[e] < cols[e]``, as in
 import numpy as np
 from numba import njit
 
+from .correlation_clustering import cluster_sizes_and_free_ids, move_node
+
 __all__ = ["ball_pivot", "bounded_violated_cycles", "graph_closure",
            "sparse_cost", "sparse_one_element_moves"]
 
@@ -328,15 +330,7 @@ def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
     ``O(m)`` per sweep.  Returns the sweeps run.
     """
     n = labels.shape[0]
-    count = np.zeros(n, dtype=np.int64)
-    for i in range(n):
-        count[labels[i]] += 1
-    free = np.empty(n, dtype=np.int64)
-    nfree = 0
-    for c in range(n - 1, -1, -1):
-        if count[c] == 0:
-            free[nfree] = c
-            nfree += 1
+    count, free, nfree = cluster_sizes_and_free_ids(labels)
     S = np.zeros(n)
     sweeps = 0
     for sweep in range(max_sweeps):
@@ -359,14 +353,8 @@ def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
             for k in range(indptr[i], indptr[i + 1]):
                 S[labels[indices[k]]] = 0.0
             S[a] = 0.0
-            if target != a:
-                count[a] -= 1
-                if count[a] == 0:
-                    free[nfree] = a
-                    nfree += 1
-                count[target] += 1
-                labels[i] = target
-                moved = True
+            nfree, did_move = move_node(i, a, target, labels, count, free, nfree)
+            moved = moved or did_move
         if not moved:
             break
     return sweeps

@@ -254,16 +254,21 @@ class ImpostorSet:
             acc_l.append(b)
             n_acc += a.size
             if n_acc > cap:
-                # shrink the fraction so that about cap / 2 pairs remain
-                self.fraction *= 0.5 * cap / n_acc
-                i = np.concatenate(acc_i)
-                l_ = np.concatenate(acc_l)
-                keep = pair_uniform(i, l_, self.hashes) < self.fraction
-                acc_i, acc_l = [i[keep]], [l_[keep]]
-                n_acc = int(keep.sum())
+                acc_i, acc_l, n_acc = self._shrink(acc_i, acc_l, cap, n_acc)
         kept_i = np.concatenate(acc_i) if acc_i else np.empty(0, dtype=np.int32)
         kept_l = np.concatenate(acc_l) if acc_l else np.empty(0, dtype=np.int32)
         return kept_i, kept_l
+
+    def _shrink(self, acc_i, acc_l, cap, n_acc):
+        """Lower the sampling fraction so that about ``cap / 2`` of the ``n_acc`` pairs remain.
+
+        Returns the kept pairs (one array each, in a list) and their number.
+        """
+        self.fraction *= 0.5 * cap / n_acc
+        i = np.concatenate(acc_i)
+        l_ = np.concatenate(acc_l)
+        keep = pair_uniform(i, l_, self.hashes) < self.fraction
+        return [i[keep]], [l_[keep]], int(keep.sum())
 
     def _warn_subsample(self, Z, kept_i, kept_l):
         """Warn that the push term is sampled: what the exact loss would cost.
@@ -337,12 +342,7 @@ class ImpostorSet:
             acc_l.append(b)
             n_acc += a.size
             if n_acc > cap:
-                self.fraction *= 0.5 * cap / n_acc
-                i = np.concatenate(acc_i)
-                l_ = np.concatenate(acc_l)
-                keep = pair_uniform(i, l_, self.hashes) < self.fraction
-                acc_i, acc_l = [i[keep]], [l_[keep]]
-                n_acc = int(keep.sum())
+                acc_i, acc_l, n_acc = self._shrink(acc_i, acc_l, cap, n_acc)
         return np.concatenate(acc_i), np.concatenate(acc_l)
 
     def _blocks(self):
