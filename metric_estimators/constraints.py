@@ -17,6 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from ._validation import plain
 
 __all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets",
+           "default_n_constraints",
            "Constraints", "wrap_pairs"]
 
 
@@ -116,6 +117,15 @@ def _negative(rng, y, n):
     a = order[starts[ca[which]] + r // nb]
     b = order[starts[cb[which]] + r % nb]
     return a, b, total
+
+
+def default_n_constraints(n_constraints, n_classes):
+    """``n_constraints``, or ``20 * n_classes ** 2`` for None.
+
+    The number of constraints the ``_Supervised`` learners draw from class
+    labels when the user gives none (metric-learn's default).
+    """
+    return 20 * n_classes ** 2 if n_constraints is None else n_constraints
 
 
 def positive_negative_pairs(y, n_constraints, *, same_length=False, random_state=None):

@@ -63,7 +63,7 @@ from .base import (
     components_from_matrix,
     renamed_parameter,
 )
-from .constraints import pairs_from_labels
+from .constraints import default_n_constraints, pairs_from_labels
 from .solvers.bregman import TABLE_COLUMNS, logdet_bregman
 
 __all__ = ["ITML", "ITML_Supervised"]
@@ -378,8 +378,7 @@ class ITML_Supervised(_BaseITML):
         X = self._points(X)
         _refuse_pairs(X, y)
         X, y, labels = validate_labelled_points(self, X, y)
-        if n_constraints is None:
-            n_constraints = 20 * labels.classes.size ** 2
+        n_constraints = default_n_constraints(n_constraints, labels.classes.size)
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
         V = X[pairs[:, 0]] - X[pairs[:, 1]]

@@ -52,7 +52,7 @@ from .base import (
     QuadrupletsClassifierMixin,
     components_from_matrix,
 )
-from .constraints import positive_negative_pairs
+from .constraints import default_n_constraints, positive_negative_pairs
 from .solvers.descent import gradient_descent
 
 __all__ = ["LSML", "LSML_Supervised"]
@@ -294,9 +294,7 @@ class LSML_Supervised(_BaseLSML):
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         self._check_preprocessor()
         X, y, labels = validate_labelled_points(self, self._points(X), y)
-        n_constraints = self.n_constraints
-        if n_constraints is None:
-            n_constraints = 20 * labels.classes.size ** 2
+        n_constraints = default_n_constraints(self.n_constraints, labels.classes.size)
         rng = check_random_state(self.random_state)
         a, b, c, d = positive_negative_pairs(y, n_constraints, same_length=True,
                                              random_state=rng)

@@ -45,7 +45,7 @@ from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_war
 from ._threads import one_blas_thread
 from ._validation import validate_labelled_points
 from .base import MahalanobisMixin, PairsClassifierMixin, components_from_matrix
-from .constraints import pairs_from_labels
+from .constraints import default_n_constraints, pairs_from_labels
 from .solvers.constrained import nonnegative_lbfgs, spectraplex_ascent
 
 __all__ = ["MMC", "MMC_Supervised"]
@@ -345,9 +345,7 @@ class MMC_Supervised(_BaseMMC):
                            verbose=self.verbose)
         self._check_preprocessor()
         X, y, labels = validate_labelled_points(self, self._points(X), y)
-        n_constraints = self.n_constraints
-        if n_constraints is None:
-            n_constraints = 20 * labels.classes.size ** 2
+        n_constraints = default_n_constraints(self.n_constraints, labels.classes.size)
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
         V = X[pairs[:, 0]] - X[pairs[:, 1]]

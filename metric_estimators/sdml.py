@@ -40,7 +40,7 @@ from ._problems.sdml import sdml_covariance, shift_to_pd
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
 from ._validation import validate_labelled_points
 from .base import MahalanobisMixin, PairsClassifierMixin, components_from_matrix
-from .constraints import pairs_from_labels
+from .constraints import default_n_constraints, pairs_from_labels
 from .exceptions import NonPSDError
 
 __all__ = ["SDML", "SDML_Supervised"]
@@ -281,9 +281,7 @@ class SDML_Supervised(_BaseSDML):
                            verbose=self.verbose)
         self._check_preprocessor()
         X, y, labels = validate_labelled_points(self, self._points(X), y)
-        n_constraints = self.n_constraints
-        if n_constraints is None:
-            n_constraints = 20 * labels.classes.size ** 2
+        n_constraints = default_n_constraints(self.n_constraints, labels.classes.size)
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
         self._solve(X[pairs[:, 0]] - X[pairs[:, 1]], labels, X, rng, report)
