@@ -530,3 +530,41 @@ def cp():
     """cvxpy, for the tests that compare with it; skips only those tests
     when it is not installed."""
     return pytest.importorskip("cvxpy")
+
+
+# -- a local Dask cluster (tests/test_dask.py, tests/test_dask_oracle.py) ----
+# one BLAS / OpenMP / numba thread per worker process: the machine's cores are
+# shared by the two workers (see docs/dask.rst, "Threads")
+_DASK_WORKER_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMBA_NUM_THREADS": "1",
+}
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A ``distributed.Client`` on a 2-worker ``LocalCluster``, one per test module."""
+    import logging
+    import os
+
+    distributed = pytest.importorskip("distributed")
+    old = {k: os.environ.get(k) for k in _DASK_WORKER_ENV}
+    os.environ.update(_DASK_WORKER_ENV)  # the spawned workers inherit it
+    try:
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True,
+            dashboard_address=None, silence_logs=logging.ERROR)
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()

@@ -14,7 +14,6 @@ Needs the ``dask`` extra (``pip install -e ".[test,dask]"``; the ``test``
 extra includes it).  One module-scoped cluster is shared by the tests.
 """
 
-import logging
 import os
 import pickle
 
@@ -30,15 +29,6 @@ from sklearn.preprocessing import StandardScaler
 from metric_estimators import LMNN, ITML_Supervised
 
 distributed = pytest.importorskip("distributed")
-
-# one BLAS / OpenMP / numba thread per worker process: the machine's cores are
-# shared by the two workers (see docs/dask.rst, "Threads")
-_WORKER_ENV = {
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "NUMBA_NUM_THREADS": "1",
-}
 
 
 def _kernel_signatures(module_name):
@@ -58,32 +48,6 @@ def _kernel_signatures(module_name):
         if isinstance(obj, CPUDispatcher)
     }
     return _os.getpid(), counts
-
-
-@pytest.fixture(scope="module")
-def client():
-    old = {k: os.environ.get(k) for k in _WORKER_ENV}
-    os.environ.update(_WORKER_ENV)  # the spawned workers inherit it
-    try:
-        cluster = distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        )
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    client = distributed.Client(cluster)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
 
 
 @pytest.fixture(scope="module")

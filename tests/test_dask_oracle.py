@@ -18,8 +18,6 @@ in-process stand-in for ``distributed.Client`` that pickles everything it
 ships, as a real cluster would.
 """
 
-import logging
-import os
 
 import numpy as np
 import pytest
@@ -32,32 +30,6 @@ from metric_estimators.solvers.oracles import (
 )
 
 _SLOW = pytest.mark.slow  # reason: module docstring (cluster start-up > 20 s here)
-
-_WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
-
-
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    old = {k: os.environ.get(k) for k in _WORKER_ENV}
-    os.environ.update(_WORKER_ENV)  # the spawned workers inherit it
-    try:
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True,
-            dashboard_address=None, silence_logs=logging.ERROR)
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    client = distributed.Client(cluster)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
 
 
 def _graph(n, degree, seed):
