@@ -25,7 +25,10 @@ round-off of at most ``~(d + 4) eps (|q|^2 + max |r|^2)``; every reference
 point within twice that margin of the ``k``-th screened distance is kept as
 a candidate (usually exactly ``k`` of them), and the candidates are ranked by
 their distances recomputed from the coordinate differences, then by index
-(the numba kernel :func:`metric_estimators._kernels.neighbours.rank_candidates`).
+(:func:`rank_candidates_numpy` for at most :data:`NUMPY_MAX_SAMPLES`
+reference points, else the numba kernel
+:func:`metric_estimators._kernels.neighbours.rank_candidates`: the same
+result bit for bit).
 Any point of the true first ``k`` lies within the margin, so the screening
 never loses one.
 
@@ -40,11 +43,43 @@ the first ``k``); the other rows, and rows with more ties than candidates,
 are searched again by the blockwise screening.  The result is the same.
 """
 
+from contextlib import contextmanager
+
 import numpy as np
 
-from .._kernels.neighbours import rank_candidates, rank_listed
+__all__ = ["NUMPY_MAX_SAMPLES", "knn_edges", "knn_indices", "nearest",
+           "nearest_in_groups", "numba_only", "rank_candidates_numpy",
+           "use_numpy"]
 
-__all__ = ["knn_edges", "knn_indices", "nearest", "nearest_in_groups"]
+#: Problems of at most this many points run their inner loops in vectorised
+#: numpy, larger ones in the numba kernels (``metric_estimators._kernels``):
+#: the exact candidate ranking of :func:`nearest` (by its number of
+#: reference points) and LMNN's kernels (by the number of training points,
+#: :func:`metric_estimators._problems.lmnn.lmnn_kernels`).  Below it, numpy
+#: costs less than numba's start-up in a fresh process (importing numba and
+#: loading the cached kernels: about 0.5-0.6 s of CPU), so a small fit never
+#: loads numba; above it, numba's faster loops win.  The one threshold of
+#: both; ``benchmarks/results/numpy_threshold.txt`` has the measurements.
+NUMPY_MAX_SAMPLES = 5000
+
+
+def use_numpy(n_points):
+    """True when a problem of ``n_points`` points runs on the numpy path (:data:`NUMPY_MAX_SAMPLES`)."""
+    return n_points <= NUMPY_MAX_SAMPLES
+
+
+@contextmanager
+def numba_only():
+    """Run every size on the numba path inside the block (the warm-up, tests).
+
+    Not thread-safe: it sets :data:`NUMPY_MAX_SAMPLES` to -1 and back.
+    """
+    global NUMPY_MAX_SAMPLES
+    saved, NUMPY_MAX_SAMPLES = NUMPY_MAX_SAMPLES, -1
+    try:
+        yield
+    finally:
+        NUMPY_MAX_SAMPLES = saved
 
 # Entries of a screened distance block held at once (8 bytes each).
 BLOCK = 1 << 21
@@ -96,6 +131,10 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK):
     eps = np.finfo(np.float64).eps
     margin = _MARGIN * (Q.shape[1] + 4) * eps * (sq_q + sq_r.max())
     step = max(1, int(block) // n_r)
+    if use_numpy(n_r):
+        rank = rank_candidates_numpy
+    else:
+        from .._kernels.neighbours import rank_candidates as rank  # numba
     for start in range(0, n_q, step):
         rows = np.arange(start, min(start + step, n_q))
         D = Qc[rows] @ Rc.T
@@ -107,8 +146,27 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK):
         # every point within the margin of the k-th smallest screened
         # distance is a candidate (usually exactly k of them)
         kth = np.partition(D, k - 1, axis=1)[:, k - 1]
-        out[rows] = rank_candidates(Q, R, rows, D, kth + 2.0 * margin[rows], k)
+        out[rows] = rank(Q, R, rows, D, kth + 2.0 * margin[rows], k)
     return out
+
+
+def rank_candidates_numpy(Q, R, rows, D, threshold, k):
+    """The ``k`` best candidates of each row by (exact distance, index).
+
+    The same result as the numba kernel
+    :func:`metric_estimators._kernels.neighbours.rank_candidates` (same
+    arguments), bit for bit: the exact distances are summed over the
+    features in order (a cumulative sum), then the candidates are sorted by
+    row, distance and index.  Vectorised over all candidates of the block
+    (usually ``k`` per row), so it needs no numba.
+    """
+    r, c = np.nonzero(D <= threshold[:, None])
+    diff = Q[rows[r]] - R[c]
+    diff *= diff
+    dist = np.cumsum(diff, axis=1)[:, -1] if diff.shape[1] else np.zeros(r.size)
+    order = np.lexsort((c, dist, r))
+    starts = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=D.shape[0]))[:-1]])
+    return c[order][starts[:, None] + np.arange(k)].astype(np.int64)
 
 
 def knn_indices(X, k, *, block=BLOCK):
@@ -138,6 +196,8 @@ def _knn_by_sklearn(X, k, block):
     Same result as the blockwise screening (see the module docstring).
     """
     from sklearn.neighbors import NearestNeighbors
+
+    from .._kernels.neighbours import rank_listed  # numba: only for large sets
 
     n, d = X.shape
     n_cand = min(n, k + 1 + _EXTRA)
