@@ -40,7 +40,8 @@ _CHUNK_ENTRIES = 1 << 20
 def target_sqdist(Z, targets):
     """Squared embedded distance from each point to each of its targets (0 for -1)."""
     valid = targets >= 0
-    diff = Z[:, None, :] - Z[np.where(valid, targets, 0)]
+    diff = np.take(Z, np.where(valid, targets, 0), axis=0)       # (n, k, c)
+    diff -= Z[:, None, :]
     out = np.einsum("nkc,nkc->nk", diff, diff)
     out[~valid] = 0.0
     return out
@@ -48,7 +49,8 @@ def target_sqdist(Z, targets):
 
 def pair_sqdist(Z, a, b):
     """Squared embedded distance of the pairs ``(a[p], b[p])``."""
-    diff = Z[a] - Z[b]
+    diff = np.take(Z, a, axis=0)  # take: faster than fancy indexing
+    diff -= np.take(Z, b, axis=0)
     return np.einsum("ij,ij->i", diff, diff)
 
 
@@ -58,9 +60,12 @@ def triplet_loss_weights(target_d, targets, imp_i, imp_d, push_weight, squared):
     See :func:`metric_estimators._kernels.lmnn.triplet_loss_weights`.
     """
     n, k = targets.shape
-    H = 1.0 + target_d[imp_i] - imp_d[:, None]                 # (m, k)
-    active = (H > 0.0) & (targets[imp_i] >= 0)
-    H = np.where(active, H, 0.0)
+    H = np.take(target_d, imp_i, axis=0)                       # (m, k)
+    H -= imp_d[:, None]
+    H += 1.0
+    active = H > 0.0
+    active &= np.take(targets, imp_i, axis=0) >= 0
+    H *= active
     if squared:
         loss = float(np.einsum("ij,ij->", H, H))
         g = 2.0 * H
@@ -91,7 +96,8 @@ def laplacian_product(X, targets, w_target, imp_i, imp_l, w_imp):
     a = np.concatenate([np.nonzero(keep)[0], imp_i[nz].astype(np.int64)])
     b = np.concatenate([targets[keep], imp_l[nz].astype(np.int64)])
     w = np.concatenate([w_target[keep], w_imp[nz]])
-    V = X[a] - X[b]
+    V = np.take(X, a, axis=0)
+    V -= np.take(X, b, axis=0)
     V *= w[:, None]
     m = a.size
     edges = np.arange(m)

@@ -48,7 +48,7 @@ from contextlib import contextmanager
 import numpy as np
 
 __all__ = ["NUMPY_MAX_SAMPLES", "knn_edges", "knn_indices", "nearest",
-           "nearest_in_groups", "numba_only", "rank_candidates_numpy",
+           "nearest_in_groups", "numpy_max_samples", "rank_candidates_numpy",
            "use_numpy"]
 
 #: Problems of at most this many points run their inner loops in vectorised
@@ -60,7 +60,7 @@ __all__ = ["NUMPY_MAX_SAMPLES", "knn_edges", "knn_indices", "nearest",
 #: loading the cached kernels: about 0.5-0.6 s of CPU), so a small fit never
 #: loads numba; above it, numba's faster loops win.  The one threshold of
 #: both; ``benchmarks/results/numpy_threshold.txt`` has the measurements.
-NUMPY_MAX_SAMPLES = 5000
+NUMPY_MAX_SAMPLES = 1000
 
 
 def use_numpy(n_points):
@@ -69,13 +69,14 @@ def use_numpy(n_points):
 
 
 @contextmanager
-def numba_only():
-    """Run every size on the numba path inside the block (the warm-up, tests).
+def numpy_max_samples(value):
+    """Another :data:`NUMPY_MAX_SAMPLES` inside the block (the warm-up, tests, benchmarks).
 
-    Not thread-safe: it sets :data:`NUMPY_MAX_SAMPLES` to -1 and back.
+    ``-1``: numba for every size; a huge value: numpy for every size.  Not
+    thread-safe: it sets the module constant and restores it.
     """
     global NUMPY_MAX_SAMPLES
-    saved, NUMPY_MAX_SAMPLES = NUMPY_MAX_SAMPLES, -1
+    saved, NUMPY_MAX_SAMPLES = NUMPY_MAX_SAMPLES, value
     try:
         yield
     finally:
