@@ -5,7 +5,7 @@ The same functions, arguments and results as the numba kernels of
 conventions), written with whole-array numpy operations.  They need no
 numba: a small fit (iris, wine, breast cancer, digits) that uses them skips
 numba's import and the loading of its cached kernels, which cost more than
-such a fit (see :data:`metric_estimators._problems.lmnn.NUMPY_MAX_SAMPLES`).
+such a fit (see :data:`metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES`).
 
 What is equal and what is not:
 

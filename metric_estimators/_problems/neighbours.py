@@ -54,12 +54,22 @@ __all__ = ["NUMPY_MAX_SAMPLES", "knn_edges", "knn_indices", "nearest",
 #: Problems of at most this many points run their inner loops in vectorised
 #: numpy, larger ones in the numba kernels (``metric_estimators._kernels``):
 #: the exact candidate ranking of :func:`nearest` (by its number of
-#: reference points) and LMNN's kernels (by the number of training points,
-#: :func:`metric_estimators._problems.lmnn.lmnn_kernels`).  Below it, numpy
-#: costs less than numba's start-up in a fresh process (importing numba and
-#: loading the cached kernels: about 0.5-0.6 s of CPU), so a small fit never
-#: loads numba; above it, numba's faster loops win.  The one threshold of
-#: both; ``benchmarks/results/numpy_threshold.txt`` has the measurements.
+#: reference points), LMNN's kernels (by the number of training points,
+#: :func:`metric_estimators._problems.lmnn.lmnn_kernels`) and SCML's
+#: (:class:`metric_estimators._problems.scml.TripletHingeProblem`).  The one
+#: threshold of all three.  A fresh process pays numba's start-up (importing
+#: numba and loading the cached kernels) only above it: 0.90-1.0 s of CPU
+#: for LMNN's kernels, against which a warm LMNN fit with the numpy kernels
+#: costs more than with numba's by 0.03 s on wine (178 points), 0.77 s on
+#: breast cancer (569), 0.81 s on 1000 x 20 points, 2.9 s on 2500 x 20 and
+#: 6.7 s on digits (1797 x 64) (one thread;
+#: ``benchmarks/lmnn_numpy_threshold.py`` ->
+#: ``benchmarks/results/numpy_threshold.txt``).  1000 points is about where
+#: the two break even for a single fit in a fresh process.  The price: in a
+#: process that has numba loaded anyway and fits many small problems (a
+#: grid search), problems of 500-1000 points fit slower than numba would.
+#: The choice depends on sizes only, never on a clock or on what is loaded,
+#: so results stay reproducible.
 NUMPY_MAX_SAMPLES = 1000
 
 
