@@ -3,7 +3,9 @@
 The estimators are imported on first access (PEP 562 module ``__getattr__``):
 ``import metric_estimators`` loads neither numba nor any kernel, and
 ``from metric_estimators import LMNN`` loads only LMNN's module, whose numba
-kernels load from the cache when it first needs them.  ``python -m
+kernels load from the cache when a problem first needs them (problems of at
+most ``_problems.neighbours.NUMPY_MAX_SAMPLES`` points run in numpy and never
+load numba).  ``python -m
 metric_estimators.warmup`` compiles every kernel into numba's on-disk cache.
 """
 

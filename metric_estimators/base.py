@@ -17,9 +17,6 @@ from sklearn.base import (
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
 )
-from sklearn.decomposition import PCA
-from sklearn.metrics import roc_auc_score
-from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -195,6 +192,8 @@ def initialize_components(init, X, y, n_components, random_state):
         return rng.standard_normal((n_components, n_features))
     if init == "pca":
         n_pca = min(n_components, n_samples, n_features)
+        from sklearn.decomposition import PCA  # on first need: a costly import
+
         pca = PCA(n_components=n_pca, random_state=random_state).fit(X)
         L = np.zeros((n_components, n_features))
         L[:n_pca] = pca.components_
@@ -207,6 +206,8 @@ def initialize_components(init, X, y, n_components, random_state):
                 f"n_classes - 1) = {min(n_features, n_classes - 1)}, got "
                 f"{n_components}."
             )
+        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
         lda = LinearDiscriminantAnalysis(n_components=n_components).fit(X, y)
         return lda.scalings_.T[:n_components].copy()
     raise ValueError(f"Unknown init {init!r}.")
@@ -537,6 +538,8 @@ class PairsClassifierMixin(ClassifierMixin):
         """
         scores = self.decision_function(pairs)
         y = validate_pair_labels(y, scores.shape[0])
+        from sklearn.metrics import roc_auc_score
+
         return float(roc_auc_score(y, scores, sample_weight=sample_weight))
 
     def _training_pairs(self, pairs, y, calibration_params):

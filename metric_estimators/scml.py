@@ -126,7 +126,8 @@ class _BaseSCML(MahalanobisMixin, BaseEstimator):
             problem.n_basis, step=float(self.gamma), l1=float(self.beta),
             nonnegative=True, max_iter=self.max_iter,
             batch_size=self.batch_size, check_every=self.output_iter,
-            rng=rng, report=report,
+            rng=rng, report=report, numba=not problem.numpy,
+            prepare=problem.prepare if problem.numpy else None,
         )
         w = result.w
         M = (basis.T * w) @ basis

@@ -4,7 +4,9 @@ The numba kernels (``metric_estimators._kernels``) are compiled on their
 first call and cached next to their source (or under ``NUMBA_CACHE_DIR``).
 Without a cache, the first fit of each estimator in a new environment spends
 several seconds compiling; with it, a fresh process only loads the compiled
-code.  This command fits every estimator once on small synthetic data, so
+code.  This command fits every estimator once on small synthetic data (on
+the numba path, which small problems otherwise skip: see
+:data:`metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES`), so
 that every kernel is compiled for the argument types that real fits use, and
 prints for each kernel module how many specialisations were compiled now and
 how many were already cached.
@@ -32,7 +34,7 @@ __all__ = ["warm_up"]
 def _fits():
     """(name, callable) pairs that together call every kernel."""
     from . import (ITML, LMNN, LODML, OMDML, CorrelationClustering, ITML_Supervised,
-                   MetricNearness, ProjectAndForget)
+                   MetricNearness, ProjectAndForget, SCML_Supervised)
     from .constraints import knn_triplets
 
     rng = np.random.RandomState(0)
@@ -71,6 +73,8 @@ def _fits():
          lambda: CorrelationClustering(random_state=0, max_iter=3).fit(
              sparse.csr_matrix(A * (mask & mask.T)))),
         ("knn_triplets", lambda: knn_triplets(X, y)),
+        ("SCML_Supervised",
+         lambda: SCML_Supervised(random_state=0, max_iter=50, output_iter=25).fit(X, y)),
     ]
 
 
@@ -106,8 +110,11 @@ def warm_up(verbose=True):
         Kernel module name -> ``(loaded_from_cache, compiled_now)``: numbers
         of specialisations.
     """
+    from ._problems.neighbours import numpy_max_samples
+
     start = time.perf_counter()
-    with warnings.catch_warnings():
+    # small problems run in numpy by default: force numba to reach every kernel
+    with warnings.catch_warnings(), numpy_max_samples(-1):
         # the fits are deliberately short: their convergence does not matter
         warnings.simplefilter("ignore")
         for name, fit in _fits():

@@ -329,13 +329,16 @@ def _scml_reference(X, T, B, w):
     return f, g
 
 
-def test_scml_objective_and_gradient_match_numpy():
+@pytest.mark.parametrize("numpy_path", [True, False])
+def test_scml_objective_and_gradient_match_numpy(numpy_path):
     rng = np.random.RandomState(0)
     X = rng.randn(30, 4)
     T = rng.randint(0, 30, (50, 3))
     B = rng.randn(7, 4)
     w = np.abs(rng.randn(7)) * 0.3
     prob = TripletHingeProblem(X, T, B)
+    assert prob.numpy  # 30 points: the numpy path by default
+    prob.numpy = numpy_path
     f_ref, g_ref = _scml_reference(X, T, B, w)
     f, _ = prob.objective(w)
     assert f == pytest.approx(f_ref, rel=1e-12)
@@ -348,8 +351,13 @@ def test_scml_objective_and_gradient_match_numpy():
     fd = np.array([(prob.objective(w + eps * e)[0] - prob.objective(w - eps * e)[0]) / (2 * eps)
                    for e in np.eye(7)])
     np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-7)
+    if numpy_path:  # features prepared for many batches give the same gradient
+        g3 = np.empty(7)
+        prob.batch_gradient(prob.prepare(np.arange(50)[None])[0], w, g3)
+        np.testing.assert_array_equal(g3, g)
     # the on-the-fly path (no precomputed projections) agrees
     prob.P = None
+    prob.numpy = False  # (numba only: the numpy path needs the projections)
     assert prob.objective(w)[0] == pytest.approx(f_ref, rel=1e-12)
     g2 = np.empty(7)
     prob.batch_gradient(np.arange(50), w, g2)

@@ -7,7 +7,11 @@ margin nearest neighbor classification. JMLR 10, 207-244.
 that the solvers (:mod:`metric_estimators.solvers.lbfgs`,
 :mod:`metric_estimators.solvers.subgradient`) minimise; between impostor
 searches it is evaluated on the candidate pairs of an :class:`ImpostorSet`.
-The inner loops are the numba kernels of :mod:`metric_estimators._kernels.lmnn`.
+The inner loops are the numba kernels of :mod:`metric_estimators._kernels.lmnn`
+or, for problems of at most
+:data:`~metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES` points,
+their vectorised numpy versions (:mod:`metric_estimators._problems.lmnn_numpy`),
+which need no numba start-up (:func:`lmnn_kernels`).
 """
 
 import time
@@ -15,21 +19,10 @@ import warnings
 
 import numpy as np
 
-from .._kernels.lmnn import (
-    laplacian_product,
-    pair_sqdist,
-    pair_uniform,
-    pairs_within,
-    point_hashes,
-    sampled_pairs_within,
-    target_sqdist,
-    threshold_block,
-    triplet_loss_weights,
-)
-from .neighbours import nearest_in_groups
+from .neighbours import nearest_in_groups, use_numpy
 
 __all__ = ["ImpostorSet", "LMNNObjective", "SampledLMNNObjective", "find_target_neighbors",
-           "impostor_budget"]
+           "impostor_budget", "lmnn_kernels"]
 
 # Candidate impostors are searched within ``SLACK`` times the margin radius,
 # so that small changes of L do not require a new search (see ImpostorSet).
@@ -48,6 +41,22 @@ MIN_IMPOSTOR_MEMORY = 64 * 10**6
 # Sampled searches with a sampling fraction at most this test the pair's
 # fixed number before its distance (no BLAS block; see _search_hashed).
 HASHED_SCAN_FRACTION = 0.05
+
+
+def lmnn_kernels(n_samples):
+    """The module of LMNN's kernels for a problem of ``n_samples`` points.
+
+    :mod:`metric_estimators._problems.lmnn_numpy` up to
+    :data:`~metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES` points
+    (no numba start-up), else the numba kernels of
+    :mod:`metric_estimators._kernels.lmnn`, imported here on first need.
+    Both have the same functions and results up to rounding.
+    """
+    if use_numpy(n_samples):
+        from . import lmnn_numpy as kernels
+    else:
+        from .._kernels import lmnn as kernels
+    return kernels
 
 
 def impostor_budget(max_impostors, impostor_memory, X):
@@ -145,6 +154,7 @@ class ImpostorSet:
         self.hashes = None  # per-point hashes, made once sampling is needed
         self.budget = None  # memory budget (bytes) behind max_impostors, if any
         self.search_seconds = 0.0  # wall time of the last search
+        self.kernels = lmnn_kernels(self.n_samples)
 
     def tick(self):
         """Count one solver iteration; True when a search is due."""
@@ -164,7 +174,7 @@ class ImpostorSet:
         n_missing = 0
         if not first:
             n = self.n_samples
-            act_i, act_l = pairs_within(Z, new_i, new_l, R)
+            act_i, act_l = self.kernels.pairs_within(Z, new_i, new_l, R)
             new_keys = act_i.astype(np.int64) * n + act_l
             del act_i, act_l
             old_keys = self.imp_i.astype(np.int64) * n + self.imp_l
@@ -207,7 +217,7 @@ class ImpostorSet:
         n = self.n_samples
         start_fraction = self.fraction
         if self.hashes is None:
-            self.hashes = point_hashes(n, self.seed)
+            self.hashes = self.kernels.point_hashes(n, self.seed)
         sq = np.einsum("ij,ij->i", Z, Z)
         # Inner products in float32 halve the cost of the search; their
         # round-off (~1e-7 |z|^2) must stay far below the slack of the radius
@@ -244,7 +254,7 @@ class ImpostorSet:
                               f"{n_done} of {n} anchors, {n_acc} candidates")
             n_done += rows.size
             G = Zs[rows] @ Zs[cols].T
-            a, b = threshold_block(
+            a, b = self.kernels.threshold_block(
                 G, sq[rows], sq[cols], rho[rows], rho[cols], rows, cols, True,
                 self.hashes, self.fraction,
             )
@@ -267,7 +277,7 @@ class ImpostorSet:
         self.fraction *= 0.5 * cap / n_acc
         i = np.concatenate(acc_i)
         l_ = np.concatenate(acc_l)
-        keep = pair_uniform(i, l_, self.hashes) < self.fraction
+        keep = self.kernels.pair_uniform(i, l_, self.hashes) < self.fraction
         return [i[keep]], [l_[keep]], int(keep.sum())
 
     def _warn_subsample(self, Z, kept_i, kept_l):
@@ -283,7 +293,7 @@ class ImpostorSet:
         m = 1 << 16
         sample_i, sample_l = np.resize(kept_i, m), np.resize(kept_l, m)
         start = time.perf_counter()
-        pair_sqdist(Z, sample_i, sample_l)
+        self.kernels.pair_sqdist(Z, sample_i, sample_l)
         per_pair = (time.perf_counter() - start) / m
         budget = "" if self.budget is None else f" (impostor_memory={_size(self.budget)})"
         warnings.warn(
@@ -335,7 +345,7 @@ class ImpostorSet:
             if self.progress is not None:
                 self.progress(f"impostor search {self.n_searches + 1}: {start} "
                               f"of {n} anchors, {n_acc} candidates")
-            a, b = sampled_pairs_within(
+            a, b = self.kernels.sampled_pairs_within(
                 Zd, self.y_idx, self.hashes, self.fraction, rho, start,
                 min(start + step, n), max(1024, (cap - n_acc) // 4))
             acc_i.append(a)
@@ -372,11 +382,12 @@ class LMNNObjective:
         self.shape = (n_components, X.shape[1])
         self.n_active = 0
         self.n_active_pairs = 0
+        self.kernels = lmnn_kernels(X.shape[0])
 
     def _embed(self, flat):
         """Embedding ``Z``, target distances and margin radii at ``flat``."""
         Z = self.X @ flat.reshape(self.shape).T
-        td = target_sqdist(Z, self.targets)
+        td = self.kernels.target_sqdist(Z, self.targets)
         R = np.where(self.has_targets, td.max(axis=1) + 1.0, -np.inf)
         return Z, td, R
 
@@ -387,15 +398,16 @@ class LMNNObjective:
         imps = self.impostors
         if imps.since_search is None:
             imps.refresh(Z, R)
-        d_imp = pair_sqdist(Z, imps.imp_i, imps.imp_l)
-        push, w_target, w_imp, n_active = triplet_loss_weights(
+        kernels = self.kernels
+        d_imp = kernels.pair_sqdist(Z, imps.imp_i, imps.imp_l)
+        push, w_target, w_imp, n_active = kernels.triplet_loss_weights(
             td, targets, imps.imp_i, d_imp, self.push_weight / imps.fraction,
             self.squared,
         )
         pull_weight = 1.0 - self.push_weight
         loss = pull_weight * td[self.valid].sum() + push
         w_target += pull_weight * self.valid
-        LX = laplacian_product(X, targets, w_target, imps.imp_i, imps.imp_l, w_imp)
+        LX = kernels.laplacian_product(X, targets, w_target, imps.imp_i, imps.imp_l, w_imp)
         grad = 2.0 * (Z.T @ LX)
         self.n_active = n_active
         self.n_active_pairs = int(np.count_nonzero(w_imp))

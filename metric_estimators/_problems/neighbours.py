@@ -25,7 +25,10 @@ round-off of at most ``~(d + 4) eps (|q|^2 + max |r|^2)``; every reference
 point within twice that margin of the ``k``-th screened distance is kept as
 a candidate (usually exactly ``k`` of them), and the candidates are ranked by
 their distances recomputed from the coordinate differences, then by index
-(the numba kernel :func:`metric_estimators._kernels.neighbours.rank_candidates`).
+(:func:`rank_candidates_numpy` for at most :data:`NUMPY_MAX_SAMPLES`
+reference points, else the numba kernel
+:func:`metric_estimators._kernels.neighbours.rank_candidates`: the same
+result bit for bit).
 Any point of the true first ``k`` lies within the margin, so the screening
 never loses one.
 
@@ -40,11 +43,54 @@ the first ``k``); the other rows, and rows with more ties than candidates,
 are searched again by the blockwise screening.  The result is the same.
 """
 
+from contextlib import contextmanager
+
 import numpy as np
 
-from .._kernels.neighbours import rank_candidates, rank_listed
+__all__ = ["NUMPY_MAX_SAMPLES", "knn_edges", "knn_indices", "nearest",
+           "nearest_in_groups", "numpy_max_samples", "rank_candidates_numpy",
+           "use_numpy"]
 
-__all__ = ["knn_edges", "knn_indices", "nearest", "nearest_in_groups"]
+#: Problems of at most this many points run their inner loops in vectorised
+#: numpy, larger ones in the numba kernels (``metric_estimators._kernels``):
+#: the exact candidate ranking of :func:`nearest` (by its number of
+#: reference points), LMNN's kernels (by the number of training points,
+#: :func:`metric_estimators._problems.lmnn.lmnn_kernels`) and SCML's
+#: (:class:`metric_estimators._problems.scml.TripletHingeProblem`).  The one
+#: threshold of all three.  A fresh process pays numba's start-up (importing
+#: numba and loading the cached kernels) only above it: 0.90-1.0 s of CPU
+#: for LMNN's kernels, against which a warm LMNN fit with the numpy kernels
+#: costs more than with numba's by 0.03 s on wine (178 points), 0.77 s on
+#: breast cancer (569), 0.81 s on 1000 x 20 points, 2.9 s on 2500 x 20 and
+#: 6.7 s on digits (1797 x 64) (one thread;
+#: ``benchmarks/lmnn_numpy_threshold.py`` ->
+#: ``benchmarks/results/numpy_threshold.txt``).  1000 points is about where
+#: the two break even for a single fit in a fresh process.  The price: in a
+#: process that has numba loaded anyway and fits many small problems (a
+#: grid search), problems of 500-1000 points fit slower than numba would.
+#: The choice depends on sizes only, never on a clock or on what is loaded,
+#: so results stay reproducible.
+NUMPY_MAX_SAMPLES = 1000
+
+
+def use_numpy(n_points):
+    """True when a problem of ``n_points`` points runs on the numpy path (:data:`NUMPY_MAX_SAMPLES`)."""
+    return n_points <= NUMPY_MAX_SAMPLES
+
+
+@contextmanager
+def numpy_max_samples(value):
+    """Another :data:`NUMPY_MAX_SAMPLES` inside the block (the warm-up, tests, benchmarks).
+
+    ``-1``: numba for every size; a huge value: numpy for every size.  Not
+    thread-safe: it sets the module constant and restores it.
+    """
+    global NUMPY_MAX_SAMPLES
+    saved, NUMPY_MAX_SAMPLES = NUMPY_MAX_SAMPLES, value
+    try:
+        yield
+    finally:
+        NUMPY_MAX_SAMPLES = saved
 
 # Entries of a screened distance block held at once (8 bytes each).
 BLOCK = 1 << 21
@@ -96,6 +142,10 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK):
     eps = np.finfo(np.float64).eps
     margin = _MARGIN * (Q.shape[1] + 4) * eps * (sq_q + sq_r.max())
     step = max(1, int(block) // n_r)
+    if use_numpy(n_r):
+        rank = rank_candidates_numpy
+    else:
+        from .._kernels.neighbours import rank_candidates as rank  # numba
     for start in range(0, n_q, step):
         rows = np.arange(start, min(start + step, n_q))
         D = Qc[rows] @ Rc.T
@@ -107,8 +157,27 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK):
         # every point within the margin of the k-th smallest screened
         # distance is a candidate (usually exactly k of them)
         kth = np.partition(D, k - 1, axis=1)[:, k - 1]
-        out[rows] = rank_candidates(Q, R, rows, D, kth + 2.0 * margin[rows], k)
+        out[rows] = rank(Q, R, rows, D, kth + 2.0 * margin[rows], k)
     return out
+
+
+def rank_candidates_numpy(Q, R, rows, D, threshold, k):
+    """The ``k`` best candidates of each row by (exact distance, index).
+
+    The same result as the numba kernel
+    :func:`metric_estimators._kernels.neighbours.rank_candidates` (same
+    arguments), bit for bit: the exact distances are summed over the
+    features in order (a cumulative sum), then the candidates are sorted by
+    row, distance and index.  Vectorised over all candidates of the block
+    (usually ``k`` per row), so it needs no numba.
+    """
+    r, c = np.nonzero(D <= threshold[:, None])
+    diff = Q[rows[r]] - R[c]
+    diff *= diff
+    dist = np.cumsum(diff, axis=1)[:, -1] if diff.shape[1] else np.zeros(r.size)
+    order = np.lexsort((c, dist, r))
+    starts = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=D.shape[0]))[:-1]])
+    return c[order][starts[:, None] + np.arange(k)].astype(np.int64)
 
 
 def knn_indices(X, k, *, block=BLOCK):
@@ -138,6 +207,8 @@ def _knn_by_sklearn(X, k, block):
     Same result as the blockwise screening (see the module docstring).
     """
     from sklearn.neighbors import NearestNeighbors
+
+    from .._kernels.neighbours import rank_listed  # numba: only for large sets
 
     n, d = X.shape
     n_cand = min(n, k + 1 + _EXTRA)

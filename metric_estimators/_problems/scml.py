@@ -11,7 +11,11 @@ vector ``b_k`` per row) with weights ``w >= 0``, and ``w`` minimises
 positive part of an affine function of ``w``).  This module builds the
 bases (:func:`triplet_diffs_basis`, :func:`lda_basis`) and the problem
 object (:class:`TripletHingeProblem`) the stochastic solver asks for
-mini-batch gradients and full objectives.
+mini-batch gradients and full objectives: numba kernels
+(:mod:`metric_estimators._kernels.scml`, loaded on first need), or for at
+most :data:`~metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES`
+points their vectorised numpy versions (:func:`batch_gradient_numpy`,
+:func:`hinges_numpy`), which need no numba start-up.
 """
 
 import numpy as np
@@ -20,14 +24,11 @@ from sklearn.cluster import KMeans
 from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
-from .._kernels.scml import (
-    triplet_batch_gradient,
-    triplet_hinges,
-    triplet_hinges_parallel,
-)
+from .neighbours import use_numpy
 
-__all__ = ["TripletHingeProblem", "default_n_basis", "triplet_diffs_basis",
-           "lda_basis", "check_basis", "unique_points"]
+__all__ = ["TripletHingeProblem", "batch_gradient_numpy", "default_n_basis",
+           "hinges_numpy", "triplet_diffs_basis", "lda_basis", "check_basis",
+           "unique_points"]
 
 #: Projections ``P = X @ B.T`` are precomputed when they hold at most this
 #: many numbers (256 MB); otherwise they are computed per mini-batch / chunk.
@@ -217,6 +218,43 @@ def check_basis(basis, n_features):
     return U
 
 
+def _phi(P, triplets):
+    """``phi_k = (P[a, k] - P[b, k])^2 - (P[a, k] - P[c, k])^2`` of each triplet (rows)."""
+    Pa = np.take(P, triplets[:, 0], axis=0)
+    u = Pa - np.take(P, triplets[:, 1], axis=0)
+    Pa -= np.take(P, triplets[:, 2], axis=0)
+    u *= u
+    Pa *= Pa
+    u -= Pa
+    return u
+
+
+def batch_gradient_numpy(phi, w, grad):
+    """Mean hinge subgradient of a batch from its features ``phi`` (one row per triplet).
+
+    The numpy version of
+    :func:`metric_estimators._kernels.scml.triplet_batch_gradient`, up to
+    rounding (the margins ``1 + w . phi`` are summed in another order);
+    ``phi`` comes from :meth:`TripletHingeProblem.prepare`.  Returns the
+    number of active triplets.
+    """
+    margin = phi @ w
+    margin += 1.0
+    active = margin > 0.0
+    np.divide(active @ phi, phi.shape[0], out=grad)
+    return int(np.count_nonzero(active))
+
+
+def hinges_numpy(P, triplets, w):
+    """Numpy version of :func:`metric_estimators._kernels.scml.triplet_hinges` (by chunks)."""
+    out = np.empty(triplets.shape[0])
+    for s in range(0, triplets.shape[0], CHUNK):
+        h = _phi(P, triplets[s:s + CHUNK]) @ w
+        h += 1.0
+        np.maximum(h, 0.0, out=out[s:s + CHUNK])
+    return out
+
+
 class TripletHingeProblem:
     """SCML's smooth part ``f(w)``: the mean triplet hinge, and its mini-batch gradient.
 
@@ -227,6 +265,13 @@ class TripletHingeProblem:
         Row indices into ``points``: ``(a, b, c)`` with ``a`` meant closer to
         ``b`` than to ``c``.
     basis : ndarray of shape (n_basis, n_features)
+
+    Attributes
+    ----------
+    numpy : bool
+        Evaluate with the numpy functions (at most
+        :data:`~metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES`
+        points), else with the numba kernels.
     """
 
     def __init__(self, points, triplets, basis):
@@ -239,14 +284,34 @@ class TripletHingeProblem:
             self.P = self.points @ self.basis.T
         else:
             self.P = None
+        self.numpy = use_numpy(self.points.shape[0]) and self.P is not None
 
     def _local(self, tr):
         # projections of the points of triplets ``tr`` and local indices
         P = self.points[tr.ravel()] @ self.basis.T
         return P, np.arange(P.shape[0], dtype=np.intp).reshape(-1, 3)
 
+    def prepare(self, batches):
+        """Features ``phi`` of the triplets of many batches: (n_batches, batch_size, n_basis).
+
+        The numpy path's per-batch input of :meth:`batch_gradient` (see
+        :func:`~metric_estimators.solvers.stochastic.adagrad_rda`'s
+        ``prepare``); computed for many batches in one vectorised pass.
+        """
+        return _phi(self.P, self.triplets[batches.ravel()]).reshape(
+            batches.shape + (self.n_basis,))
+
     def batch_gradient(self, batch, w, out):
-        """Mean hinge subgradient over ``triplets[batch]`` into ``out``; active count."""
+        """Mean hinge subgradient over ``triplets[batch]`` into ``out``; active count.
+
+        On the numpy path ``batch`` may also be the batch's block of
+        :meth:`prepare` (float features instead of int indices).
+        """
+        if self.numpy:
+            phi = batch if batch.dtype.kind == "f" else self.prepare(batch[None])[0]
+            return batch_gradient_numpy(phi, w, out)
+        from .._kernels.scml import triplet_batch_gradient  # numba: on first need
+
         if self.P is not None:
             return triplet_batch_gradient(self.P, self.triplets, batch, w, out)
         P, local = self._local(self.triplets[batch])
@@ -254,6 +319,10 @@ class TripletHingeProblem:
 
     def hinges(self, w):
         """Hinge of every triplet at weights ``w``."""
+        if self.numpy:
+            return hinges_numpy(self.P, self.triplets, w)
+        from .._kernels.scml import triplet_hinges, triplet_hinges_parallel
+
         if self.P is not None:
             kernel = (triplet_hinges_parallel
                       if self.n_triplets * self.n_basis > PARALLEL_WORK

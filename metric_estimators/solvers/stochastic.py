@@ -10,9 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._kernels.stochastic import adagrad_rda_update
-
-__all__ = ["StochasticResult", "adagrad_rda"]
+__all__ = ["StochasticResult", "adagrad_rda", "adagrad_rda_update_numpy"]
 
 
 @dataclass
@@ -44,9 +42,31 @@ class StochasticResult:
     n_active_curve: list = field(default_factory=list)
 
 
+def adagrad_rda_update_numpy(grad, grad_sum, grad_sq, w, t, step, l1, nonnegative):
+    """Numpy version of :func:`metric_estimators._kernels.stochastic.adagrad_rda_update`.
+
+    The same step, computed with the same operations in the same order
+    (bit-identical values; a zero may come out as ``-0.0``).
+    """
+    grad_sum += grad
+    grad_sq += grad * grad
+    h = np.sqrt(grad_sq)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        coef = step * t / h  # inf where h == 0: those coordinates are set to 0
+        gbar = grad_sum / t
+        if nonnegative:
+            val = gbar + l1
+            np.negative(val, out=val)
+            w[:] = np.where(val > 0.0, coef * val, 0.0)
+        else:
+            mag = np.abs(gbar) - l1
+            w[:] = np.where(mag > 0.0, -np.sign(gbar) * coef * mag, 0.0)
+    # where h == 0, grad_sum == 0 too: val = -l1 <= 0 and mag = -l1 <= 0 give 0
+
+
 def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
                 nonnegative=True, max_iter, batch_size, check_every, rng,
-                report=None):
+                report=None, numba=True, prepare=None, prepare_every=256):
     """AdaGrad with regularised dual averaging (Duchi, Hazan & Singer, JMLR 2011).
 
     Each iteration draws ``batch_size`` terms uniformly with replacement,
@@ -76,11 +96,26 @@ def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
     report : FitReport or None
         Receives one row ``(iteration, F, n_active, n_nonzero)`` per
         checkpoint.
+    numba : bool, default=True
+        Take the steps with the numba kernel (loaded on first need), else
+        with :func:`adagrad_rda_update_numpy` (small problems: no numba
+        start-up; the same iterates).
+    prepare : callable or None, default=None
+        ``prepare(batches) -> blocks``: called on the batches of the next
+        ``prepare_every`` iterations at once, and ``batch_gradient`` then
+        receives ``blocks[j]`` instead of the ``j``-th batch of indices (a
+        vectorised problem computes its per-term features for many
+        iterations in one pass).
+    prepare_every : int, default=256
 
     Returns
     -------
     result : StochasticResult
     """
+    if numba:
+        from .._kernels.stochastic import adagrad_rda_update
+    else:
+        adagrad_rda_update = adagrad_rda_update_numpy
     w = np.zeros(n_params)
     grad = np.empty(n_params)
     grad_sum = np.zeros(n_params)
@@ -103,8 +138,11 @@ def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
             result.w = w.copy()
             result.best_iter = it
 
+    blocks, first = batches, 0
     for it in range(1, max_iter + 1):
-        batch_gradient(batches[it - 1], w, grad)
+        if prepare is not None and (it - 1) % prepare_every == 0:
+            blocks, first = prepare(batches[it - 1:it - 1 + prepare_every]), it - 1
+        batch_gradient(blocks[it - 1 - first], w, grad)
         adagrad_rda_update(grad, grad_sum, grad_sq, w, float(it), step, l1,
                            nonnegative)
         if it % check_every == 0 or it == max_iter:

@@ -1,0 +1,254 @@
+"""The numpy path of small problems against the numba kernels (issue 17, cold start).
+
+Problems of at most ``NUMPY_MAX_SAMPLES`` points run LMNN's kernels and
+the exact k-NN ranking in vectorised numpy
+(:mod:`metric_estimators._problems.lmnn_numpy`,
+:func:`~metric_estimators._problems.neighbours.rank_candidates_numpy`), so
+that a small fit never loads numba.  Both paths must agree: bit for bit
+where no floating-point sum is reordered (hashes, pair selections, the k-NN
+ranking), to rounding elsewhere; and a small fit must not import numba.
+"""
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, load_wine
+from sklearn.preprocessing import StandardScaler
+
+from metric_estimators import LMNN
+from metric_estimators._kernels import lmnn as nb
+from metric_estimators._kernels.neighbours import rank_candidates
+from metric_estimators._problems import lmnn_numpy as npk
+from metric_estimators._problems.lmnn import (
+    ImpostorSet,
+    LMNNObjective,
+    find_target_neighbors,
+    lmnn_kernels,
+)
+from metric_estimators._problems.neighbours import (
+    NUMPY_MAX_SAMPLES,
+    nearest,
+    numpy_max_samples,
+    rank_candidates_numpy,
+)
+
+
+def _problem(seed, n=60, d=4, c=3, k=3, ties=False):
+    """Embedded points, padded targets and impostor pairs of a random problem."""
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    if ties:
+        X = np.round(X, 1)
+        X[1] = X[0]  # a duplicated point: distance exactly 0
+        X[2] = X[0]
+    Z = X @ rng.randn(c, d).T
+    targets = rng.randint(0, n, (n, k)).astype(np.int64)
+    targets[rng.rand(n, k) < 0.2] = -1  # padded rows, some all -1
+    targets[:3] = -1
+    m = 5 * n
+    imp_i = rng.randint(0, n, m).astype(np.int32)
+    imp_l = rng.randint(0, n, m).astype(np.int32)
+    return X, Z, targets, imp_i, imp_l
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("squared", [True, False])
+def test_loss_kernels_agree(seed, ties, squared):
+    X, Z, targets, imp_i, imp_l = _problem(seed, ties=ties)
+    td_a, td_b = npk.target_sqdist(Z, targets), nb.target_sqdist(Z, targets)
+    np.testing.assert_allclose(td_a, td_b, rtol=1e-13, atol=0)
+    assert np.all(td_a[targets < 0] == 0)
+    d_a, d_b = npk.pair_sqdist(Z, imp_i, imp_l), nb.pair_sqdist(Z, imp_i, imp_l)
+    np.testing.assert_allclose(d_a, d_b, rtol=1e-13, atol=0)
+    # hinges right at 0 would make the active sets depend on the last bit
+    out_a = npk.triplet_loss_weights(td_b, targets, imp_i, d_b, 0.3, squared)
+    out_b = nb.triplet_loss_weights(td_b, targets, imp_i, d_b, 0.3, squared)
+    assert out_a[3] == out_b[3] > 0  # active triplets
+    np.testing.assert_allclose(out_a[0], out_b[0], rtol=1e-12)
+    np.testing.assert_allclose(out_a[1], out_b[1], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out_a[2], out_b[2], rtol=1e-12, atol=1e-14)
+    _, w_t, w_i, _ = out_b
+    w_t[0, 0] = 0.0  # zero weights are skipped by the kernel
+    lap_a = npk.laplacian_product(X, targets, w_t, imp_i, imp_l, w_i)
+    lap_b = nb.laplacian_product(X, targets, w_t, imp_i, imp_l, w_i)
+    np.testing.assert_allclose(lap_a, lap_b, rtol=1e-12, atol=1e-12 * np.abs(lap_b).max())
+
+
+def test_loss_kernels_without_impostors_or_targets():
+    X, Z, targets, _, _ = _problem(0)
+    none = np.empty(0, dtype=np.int32)
+    for kernels in (npk, nb):
+        loss, w_t, w_i, n_active = kernels.triplet_loss_weights(
+            kernels.target_sqdist(Z, targets), targets, none, np.empty(0), 0.5, True)
+        assert (loss, n_active, w_i.size) == (0.0, 0, 0)
+        assert w_t.dtype == np.float64 and not w_t.any()
+        lap = kernels.laplacian_product(X, targets, w_t, none, none, np.empty(0))
+        assert lap.shape == X.shape and not lap.any()
+    empty = np.full_like(targets, -1)
+    assert not npk.target_sqdist(Z, empty).any()
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_hashes_and_pair_selections_are_bit_identical(seed):
+    X, Z, targets, imp_i, imp_l = _problem(seed, n=80, ties=True)
+    n = Z.shape[0]
+    H = npk.point_hashes(n, seed + 7)
+    assert H.dtype == np.uint64 and np.array_equal(H, nb.point_hashes(n, seed + 7))
+    np.testing.assert_array_equal(npk.pair_uniform(imp_i, imp_l, H),
+                                  nb.pair_uniform(imp_i, imp_l, H))
+    rho = np.abs(np.random.RandomState(seed).randn(n)) * 8.0
+    rho[:4] = -np.inf  # anchors without targets
+    for a, b in zip(npk.pairs_within(Z, imp_i, imp_l, rho),
+                    nb.pairs_within(Z, imp_i, imp_l, rho)):
+        np.testing.assert_array_equal(a, b)
+    sq = np.einsum("ij,ij->i", Z, Z)
+    rows, cols = np.arange(0, 30), np.arange(30, n)
+    G = Z[rows] @ Z[cols].T
+    for symmetric in (True, False):
+        for fraction in (1.0, 0.4):
+            got = npk.threshold_block(G, sq[rows], sq[cols], rho[rows], rho[cols],
+                                      rows, cols, symmetric, H, fraction)
+            want = nb.threshold_block(G, sq[rows], sq[cols], rho[rows], rho[cols],
+                                      rows, cols, symmetric, H, fraction)
+            assert got[0].dtype == want[0].dtype == np.int32
+            np.testing.assert_array_equal(got[0], want[0])
+            np.testing.assert_array_equal(got[1], want[1])
+            assert got[0].size > 0
+    y = np.arange(n) % 3
+    got = npk.sampled_pairs_within(Z, y, H, 0.3, rho, 10, 50, 16)
+    want = nb.sampled_pairs_within(Z, y, H, 0.3, rho, 10, 50, 16)
+    assert got[0].size > 0
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("k", [1, 3, 7])
+def test_knn_ranking_is_bit_identical(ties, k):
+    rng = np.random.RandomState(k)
+    X = rng.randn(120, 6)
+    if ties:
+        X = np.round(X, 0)  # many equal distances
+        X[10:14] = X[3]
+    got = nearest(X, X, k, self_index=np.arange(120))
+    with numpy_max_samples(-1):
+        want = nearest(X, X, k, self_index=np.arange(120))
+    np.testing.assert_array_equal(got, want)
+    # the two ranking functions directly, on a block with the threshold above all
+    D = np.zeros((5, 120))
+    rows = np.arange(5)
+    a = rank_candidates_numpy(X, X, rows, D, np.ones(5), k)
+    b = rank_candidates(X, X, rows, D, np.ones(5), k)
+    np.testing.assert_array_equal(a, b)
+    if ties:
+        # duplicates of row 3 come first, in increasing index
+        assert list(nearest(X, X, 4, self_index=np.arange(120))[3]) == [10, 11, 12, 13]
+
+
+def test_threshold_chooses_the_path():
+    assert lmnn_kernels(NUMPY_MAX_SAMPLES) is npk
+    assert lmnn_kernels(NUMPY_MAX_SAMPLES + 1) is nb
+    with numpy_max_samples(-1):
+        assert lmnn_kernels(2) is nb
+    assert lmnn_kernels(2) is npk
+
+
+@pytest.mark.parametrize("squared", [True, False])
+def test_objectives_agree(squared):
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    _, y_idx = np.unique(y, return_inverse=True)
+    targets = find_target_neighbors(X, y_idx, 3)
+    L = np.random.RandomState(0).randn(5, X.shape[1]).ravel()
+    values = []
+    for kernels in (npk, nb):
+        imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9)
+        imps.kernels = kernels
+        obj = LMNNObjective(X, targets, imps, 0.5, squared, 5)
+        obj.kernels = kernels
+        values.append(obj(L))
+        assert imps.imp_i.size > 0 and obj.n_active > 0
+    (fa, ga), (fb, gb) = values
+    np.testing.assert_allclose(fa, fb, rtol=1e-12)
+    np.testing.assert_allclose(ga, gb, rtol=1e-10, atol=1e-10 * np.abs(gb).max())
+
+
+def test_small_fits_agree_with_the_numba_path():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = LMNN(random_state=0, max_iter=200).fit(X, y)
+        with numpy_max_samples(-1):
+            b = LMNN(random_state=0, max_iter=200).fit(X, y)
+    assert a.n_iter_ == b.n_iter_
+    np.testing.assert_array_equal(a.target_neighbors_, b.target_neighbors_)
+    np.testing.assert_allclose(a.components_, b.components_, rtol=1e-9, atol=1e-10)
+
+
+def test_small_lmnn_fit_does_not_load_numba():
+    code = (
+        "import sys, warnings\n"
+        "from sklearn.datasets import load_iris\n"
+        "from metric_estimators import LMNN\n"
+        "X, y = load_iris(return_X_y=True)\n"
+        "warnings.simplefilter('ignore')\n"
+        "LMNN(random_state=0).fit(X, y).transform(X)\n"
+        "LMNN(solver='subgradient', random_state=0, max_iter=5).fit(X, y)\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    mods = set(out.split())
+    assert "metric_estimators.lmnn" in mods
+    assert "numba" not in mods
+    assert not any(m.startswith("metric_estimators._kernels") for m in mods)
+
+
+@pytest.mark.parametrize("nonnegative", [True, False])
+@pytest.mark.parametrize("l1", [0.0, 0.05])
+def test_adagrad_rda_update_numpy_equals_the_kernel(nonnegative, l1):
+    from metric_estimators._kernels.stochastic import adagrad_rda_update
+    from metric_estimators.solvers.stochastic import adagrad_rda_update_numpy
+
+    rng = np.random.RandomState(1)
+    states = [[np.zeros(9), np.zeros(9), np.zeros(9)] for _ in range(2)]
+    for t in range(1, 30):
+        grad = rng.randn(9) * (rng.rand(9) < 0.6)  # some coordinates never move
+        grad[0] = 0.0
+        for (gs, gq, w), update in zip(states, (adagrad_rda_update_numpy,
+                                                adagrad_rda_update)):
+            update(grad, gs, gq, w, float(t), 0.3, l1, nonnegative)
+        for a, b in zip(*states):
+            np.testing.assert_array_equal(a, b)
+    assert np.any(states[0][2] != 0) and states[0][2][0] == 0
+
+
+def test_scml_supervised_paths_agree_and_skip_numba():
+    from metric_estimators import SCML_Supervised
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = SCML_Supervised(random_state=0, max_iter=2000).fit(X, y)
+        with numpy_max_samples(-1):
+            b = SCML_Supervised(random_state=0, max_iter=2000).fit(X, y)
+    np.testing.assert_allclose(a.loss_curve_, b.loss_curve_, rtol=1e-9)
+    np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-9, atol=1e-12)
+    code = (
+        "import sys, warnings\n"
+        "from sklearn.datasets import load_wine\n"
+        "from metric_estimators import SCML_Supervised\n"
+        "X, y = load_wine(return_X_y=True)\n"
+        "warnings.simplefilter('ignore')\n"
+        "SCML_Supervised(random_state=0, max_iter=300).fit(X, y)\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    mods = set(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                              text=True, check=True, timeout=300).stdout.split())
+    assert "metric_estimators.scml" in mods and "numba" not in mods
