@@ -75,7 +75,7 @@ def main():
           + ", ".join(f"{s:.3f}" for s in starts))
     sets = [(load.__name__[5:], load(return_X_y=True))
             for load in (load_wine, load_breast_cancer, load_digits)]
-    for n in (1000, 2500):
+    for n in (250, 500, 1000, 2500):
         sets.append((f"synth-{n}-20", make_classification(
             n_samples=n, n_features=20, n_informative=10, n_classes=5,
             random_state=0)))

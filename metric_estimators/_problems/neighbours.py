@@ -58,19 +58,20 @@ __all__ = ["NUMPY_MAX_SAMPLES", "knn_edges", "knn_indices", "nearest",
 #: :func:`metric_estimators._problems.lmnn.lmnn_kernels`) and SCML's
 #: (:class:`metric_estimators._problems.scml.TripletHingeProblem`).  The one
 #: threshold of all three.  A fresh process pays numba's start-up (importing
-#: numba and loading the cached kernels) only above it: 0.90-1.0 s of CPU
+#: numba and loading the cached kernels) only above it: 0.7-0.9 s of CPU
 #: for LMNN's kernels, against which a warm LMNN fit with the numpy kernels
-#: costs more than with numba's by 0.03 s on wine (178 points), 0.77 s on
-#: breast cancer (569), 0.81 s on 1000 x 20 points, 2.9 s on 2500 x 20 and
-#: 6.7 s on digits (1797 x 64) (one thread;
+#: costs more than with numba's by 0.02 s on wine (178 points), 0.11 s on
+#: 250 x 20 points, 0.34 s on 500 x 20, 0.41 s on breast cancer (569),
+#: 0.81 s on 1000 x 20 and 5.1 s on digits (1797 x 64) (one thread;
 #: ``benchmarks/lmnn_numpy_threshold.py`` ->
-#: ``benchmarks/results/numpy_threshold.txt``).  1000 points is about where
-#: the two break even for a single fit in a fresh process.  The price: in a
-#: process that has numba loaded anyway and fits many small problems (a
-#: grid search), problems of 500-1000 points fit slower than numba would.
+#: ``benchmarks/results/numpy_threshold.txt``).  A single fit in a fresh
+#: process breaks even near 1000 points, but a process that fits many
+#: problems (a grid search, cross-validation) pays numba's start-up once and
+#: the numpy surcharge on every fit; 300 points keeps that surcharge near
+#: 0.1-0.15 s per fit while iris- and wine-sized problems never load numba.
 #: The choice depends on sizes only, never on a clock or on what is loaded,
 #: so results stay reproducible.
-NUMPY_MAX_SAMPLES = 1000
+NUMPY_MAX_SAMPLES = 300
 
 
 def use_numpy(n_points):
