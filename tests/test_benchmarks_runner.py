@@ -169,3 +169,15 @@ def test_triplets_worker_draws_valid_label_triplets_and_renders():
             for impl, t in (("ours", 1.0), ("metric_learn", 4.0))]
     text = bench_triplets.render(rows, "triplets")
     assert "| wine | scml_supervised | ours |" in text and "0.250" in text
+
+
+def test_classification_worker_scores_a_fixed_test_subset():
+    from benchmarks.workers import classification
+
+    job = {"dataset": "iris", "impl": "euclidean", "params": {"algo": "lmnn", "max_test": 20}}
+    a, b = classification.run(job), classification.run(job)
+    assert a["n_test_scored"] == 20 and a["accuracy"] == b["accuracy"]
+    assert round(a["accuracy"] * 20, 9) == int(round(a["accuracy"] * 20))
+    full = classification.run({**job, "params": {"algo": "lmnn"}})
+    assert "n_test_scored" not in full
+    assert round(full["accuracy"] * 45, 9) == int(round(full["accuracy"] * 45))

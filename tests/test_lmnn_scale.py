@@ -21,6 +21,7 @@ from metric_estimators._problems.lmnn import (
     LMNNObjective,
     SampledLMNNObjective,
     find_target_neighbors,
+    uniform_subset,
 )
 from metric_estimators._reporting import FitReport, make_progress_bar
 from metric_estimators.solvers.lbfgs import relative_change
@@ -74,6 +75,69 @@ def test_sampled_gradient_finite_differences(seed):
          - obj(L.ravel() - eps * e, batch, refs)[0]) / (2 * eps)
         for e in np.eye(L.size)])
     np.testing.assert_allclose(g, num, rtol=1e-5, atol=1e-6 * np.abs(num).max())
+
+
+def _sampled_reference(X, targets, y_idx, mu, L, batch, refs):
+    """The sampled loss and gradient by dense numpy, term by term."""
+    n = X.shape[0]
+    scale = max(n / refs.size, 1.0) * mu
+    loss, G = 0.0, np.zeros_like(L)
+    for i in batch:
+        for j in targets[i][targets[i] >= 0]:
+            dij = X[i] - X[j]
+            d_ij = np.sum((L @ dij) ** 2)
+            loss += (1 - mu) * d_ij
+            G += 2 * (1 - mu) * np.outer(L @ dij, dij)
+            for l in refs:
+                if y_idx[l] == y_idx[i]:
+                    continue
+                dil = X[i] - X[l]
+                h = 1 + d_ij - np.sum((L @ dil) ** 2)
+                if h > 0:
+                    loss += scale * h * h
+                    G += 2 * scale * h * 2 * (np.outer(L @ dij, dij) - np.outer(L @ dil, dil))
+    return loss / batch.size, G.ravel() / batch.size
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_sampled_objective_matches_dense_reference(seed):
+    # a reference sample much smaller than n (scale n / m > 1) and anchors
+    # with padded (-1) targets
+    rng = np.random.RandomState(seed)
+    X = rng.randn(120, 5)
+    y_idx = rng.randint(0, 3, 120)
+    targets = find_target_neighbors(X, y_idx, 3)
+    targets[[4, 7], 2] = -1
+    L = rng.randn(3, 5)
+    batch = np.sort(np.r_[4, 7, rng.choice(np.r_[0:4, 8:120], 14, replace=False)])
+    refs = np.sort(rng.choice(120, 25, replace=False))
+    obj = SampledLMNNObjective(X, targets, y_idx, 0.4, 3)
+    f, g = obj(L.ravel(), batch, refs)
+    f_ref, g_ref = _sampled_reference(X, targets, y_idx, 0.4, L, batch, refs)
+    assert f == pytest.approx(f_ref, rel=1e-12)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-12 * np.abs(g_ref).max())
+
+
+@pytest.mark.parametrize("n, m", [(10**6, 4096), (5000, 64), (100, 30), (50, 50), (40, 64)])
+def test_uniform_subset_is_sorted_distinct_and_sized(n, m):
+    idx = uniform_subset(np.random.RandomState(0), n, m)
+    assert idx.size == min(n, m)
+    assert np.all(np.diff(idx) > 0) and idx[0] >= 0 and idx[-1] < n
+
+
+def test_uniform_subset_is_uniform_and_reproducible():
+    # the drop-repeats path (4 m <= n): every index equally likely, the
+    # sampled sets deterministic in the seed
+    n, m, runs = 40, 10, 4000
+    rng = np.random.RandomState(1)
+    counts = np.zeros(n)
+    for _ in range(runs):
+        idx = uniform_subset(rng, n, m)
+        counts[idx] += 1
+    expected = runs * m / n
+    assert np.all(np.abs(counts - expected) < 5 * np.sqrt(expected))
+    np.testing.assert_array_equal(uniform_subset(np.random.RandomState(5), 10**6, 300),
+                                  uniform_subset(np.random.RandomState(5), 10**6, 300))
 
 
 def test_sampled_objective_is_unbiased():

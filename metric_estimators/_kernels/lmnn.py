@@ -8,7 +8,7 @@ The kernels know nothing about the optimiser.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 _OPTS = dict(cache=True, nogil=True)
 # Sums of squares may be reassociated (vectorised); inputs are finite, so no
@@ -296,3 +296,62 @@ def pairs_within(Z, a, b, rho):
             out_b[q] = b[p]
             q += 1
     return out_a, out_b
+
+
+@njit(parallel=True, **_OPTS)
+def sampled_push_weights(G, sq_batch, sq_refs, target_d, valid, y_batch, y_refs, scale):
+    """Squared-hinge push term of a mini-batch against a reference sample.
+
+    One fused pass over the ``(b, m)`` pairs of ``SampledLMNNObjective``
+    (``metric_estimators._problems.lmnn``): with ``d_il = sq_batch[i] - 2
+    G[i, l] + sq_refs[l]`` (``G = Z_batch @ Z_refs.T``), every other-class
+    pair ``(i, l)`` and valid target ``t`` of ``i`` contributes
+    ``h = [1 + target_d[i, t] - d_il]_+`` as ``scale * h^2`` to the loss,
+    ``-2 scale h`` to ``W[i, l]`` (d loss / d d_il) and ``+2 scale h`` to
+    ``w_target[i, t]`` (d loss / d d_it).  Anchors run in parallel, each
+    writing only its own rows; the loss is summed over anchors in order, so
+    the result does not depend on the number of threads.
+
+    Returns
+    -------
+    loss : float
+    W : ndarray of shape (b, m)
+    w_target : ndarray of shape (b, k)
+    row_sums : ndarray of shape (b,)
+        ``W.sum(axis=1)``.
+    """
+    b, m = G.shape
+    k = target_d.shape[1]
+    W = np.zeros((b, m))
+    w_target = np.zeros((b, k))
+    row_sums = np.zeros(b)
+    row_loss = np.zeros(b)
+    two_scale = 2.0 * scale
+    for i in prange(b):
+        yi = y_batch[i]
+        acc = 0.0
+        rs = 0.0
+        for l in range(m):
+            if y_refs[l] == yi:
+                continue
+            d = (sq_batch[i] - 2.0 * G[i, l]) + sq_refs[l]
+            h_sum = 0.0
+            for t in range(k):
+                if valid[i, t]:
+                    h = 1.0 + target_d[i, t] - d
+                    if h > 0.0:
+                        acc += h * h
+                        h_sum += h
+                        w_target[i, t] += h
+            if h_sum > 0.0:
+                w = -two_scale * h_sum
+                W[i, l] = w
+                rs += w
+        row_loss[i] = acc
+        row_sums[i] = rs
+        for t in range(k):
+            w_target[i, t] *= two_scale
+    loss = 0.0
+    for i in range(b):
+        loss += row_loss[i]
+    return scale * loss, W, w_target, row_sums

@@ -22,7 +22,7 @@ import numpy as np
 from .neighbours import nearest_in_groups, use_numpy
 
 __all__ = ["ImpostorSet", "LMNNObjective", "SampledLMNNObjective", "find_target_neighbors",
-           "impostor_budget", "lmnn_kernels"]
+           "impostor_budget", "lmnn_kernels", "uniform_subset"]
 
 # Candidate impostors are searched within ``SLACK`` times the margin radius,
 # so that small changes of L do not require a new search (see ImpostorSet).
@@ -419,6 +419,28 @@ class LMNNObjective:
         return self.impostors.refresh(Z, R)
 
 
+def uniform_subset(rng, n, m):
+    """``m`` distinct indices of ``range(n)`` drawn uniformly, sorted (all if ``m >= n``).
+
+    For ``m`` much smaller than ``n`` (``4 m <= n``) the draws are uniform
+    with replacement and repeats are dropped, until ``m`` distinct indices
+    are in hand: the set is a uniform ``m``-subset (the stopping rule
+    depends only on how many distinct indices were drawn), at ``O(m)`` cost
+    instead of the ``O(n)`` permutation behind ``RandomState.choice(n, m,
+    replace=False)``, which is used otherwise.
+    """
+    if m >= n:
+        return np.arange(n)
+    if 4 * m > n:
+        return np.sort(rng.choice(n, m, replace=False))
+    draws = rng.randint(n, size=m)
+    picked = np.unique(draws)
+    while picked.size < m:
+        draws = np.concatenate([draws, rng.randint(n, size=m - picked.size)])
+        picked = np.unique(draws)
+    return picked
+
+
 class SampledLMNNObjective:
     """Unbiased mini-batch estimate of the squared-hinge LMNN loss, per point.
 
@@ -449,6 +471,9 @@ class SampledLMNNObjective:
         self.push_weight = push_weight
         self.shape = (n_components, X.shape[1])
         self.n_samples = X.shape[0]
+        # the stochastic solver is for large problems: numba kernel at any size
+        from .._kernels.lmnn import sampled_push_weights
+        self._push_weights = sampled_push_weights
 
     def __call__(self, flat, batch, refs):
         """Estimated loss and gradient (flattened) at ``flat`` on one batch.
@@ -474,30 +499,17 @@ class SampledLMNNObjective:
         dX_t = XB[:, None, :] - XT
         dZ_t = dX_t @ L.T                                   # (b, k, c)
         td = np.einsum("bkc,bkc->bk", dZ_t, dZ_t) * valid    # (b, k)
-        # push: squared distances to the references, other classes only
-        sqB = np.einsum("ij,ij->i", ZB, ZB)
-        sqR = np.einsum("ij,ij->i", ZR, ZR)
-        D = ZB @ ZR.T
-        D *= -2.0
-        D += sqB[:, None]
-        D += sqR[None, :]
-        other = self.y_idx[batch][:, None] != self.y_idx[refs][None, :]
+        # push: one fused pass over the (anchor, reference) pairs
         scale = max(n / refs.size, 1.0) * mu
-        W = np.zeros_like(D)                                 # d loss / d d_il
-        w_t = (1.0 - mu) * valid.astype(np.float64)          # d loss / d d_ij
-        loss = (1.0 - mu) * td.sum()
-        for t in range(tg.shape[1]):
-            H = (1.0 + td[:, t, None]) - D
-            np.maximum(H, 0.0, out=H)
-            H *= other
-            H[~valid[:, t]] = 0.0
-            loss += scale * np.einsum("ij,ij->", H, H)
-            W -= 2.0 * scale * H
-            w_t[:, t] += 2.0 * scale * H.sum(axis=1)
+        push, W, w_push, rs = self._push_weights(
+            ZB @ ZR.T, np.einsum("ij,ij->i", ZB, ZB), np.einsum("ij,ij->i", ZR, ZR),
+            td, valid, self.y_idx[batch], self.y_idx[refs], scale)
+        w_t = (1.0 - mu) * valid.astype(np.float64) + w_push  # d loss / d d_ij
+        loss = (1.0 - mu) * td.sum() + push
         # d/dL of sum w ||L (x_a - x_b)||^2 is 2 sum w (z_a - z_b)(x_a - x_b)^T
-        rs, cs = W.sum(axis=1), W.sum(axis=0)
+        cs = W.sum(axis=0)
         G = (ZB * rs[:, None]).T @ XB + (ZR * cs[:, None]).T @ XR
-        G -= ZB.T @ (W @ XR) + ZR.T @ (W.T @ XB)
+        G -= ZB.T @ (W @ XR) + (W @ ZR).T @ XB
         G += np.einsum("bkc,bk,bkd->cd", dZ_t, w_t, dX_t)
         return loss / b, (2.0 / b) * G.ravel()
 
@@ -507,10 +519,7 @@ class SampledLMNNObjective:
         All points when there are at most ``n_refs`` (the push sum is then
         exact); ``rng`` is a RandomState.
         """
-        n = self.n_samples
-        refs = (np.arange(n) if n <= n_refs
-                else np.sort(rng.choice(n, n_refs, replace=False)))
-        return self(flat, batch, refs)
+        return self(flat, batch, uniform_subset(rng, self.n_samples, n_refs))
 
     def full_loss(self, flat, block=512):
         """The exact loss per point (every anchor, every reference)."""
