@@ -504,12 +504,14 @@ class SparseShortestPathOracle:
     supports_float32 = False
 
     def __init__(self, n, rows, cols, chunk=256, client=None, search="full",
-                 cap=0):
+                 cap=0, switch=0.01):
         if search not in ("full", "bounded"):
             raise ValueError(f"search must be 'full' or 'bounded', got "
                              f"{search!r}.")
         self.graph = _SparseGraph(n, rows, cols, search=search)
         self.cap = int(cap) if search == "bounded" else 0
+        self.switch = float(switch)
+        self.exact_ = False
         self.n_capped_calls_ = 0
         self.n_exact_calls_ = 0
         self.last_capped_ = False
@@ -540,13 +542,15 @@ class SparseShortestPathOracle:
             self._bound = True
         x = np.ascontiguousarray(x, dtype=np.float64)
         parts = None
-        if self.cap > 0:
+        if self.cap > 0 and not self.exact_:
             parts = self.executor.map_sources(x, self._blocks(),
                                               float(threshold), self.chunk,
                                               self.cap)
             found = sum(int(p[0].size) for p in parts)
-            if found < max(1, self.rows.size // 1000):
-                parts = None  # too little found: an exact call instead
+            if found < max(1.0, self.switch * self.rows.size):
+                # too little found: an exact call instead, and from now on
+                parts = None
+                self.exact_ = True
             else:
                 self.n_capped_calls_ += 1
                 self.last_capped_ = True
