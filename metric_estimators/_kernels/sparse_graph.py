@@ -6,10 +6,11 @@ the edge id of stored entry ``k``) over the edges ``rows[e] < cols[e]``, as in
 
 * :func:`bounded_violated_cycles` -- the shortest-path oracle of Project and
   Forget (Sonthalia & Gilbert, JMLR 2022) for the cycle inequalities
-  ``x_uv <= sum_{f in P} x_f``: one Dijkstra per source ``u`` that stops at
-  the radius ``max_{v > u} x_uv`` (a violated inequality of ``uv`` has a
-  path shorter than ``x_uv``), so a call visits only balls of the LP metric,
-  with ``O(n + m)`` memory.
+  ``x_uv <= sum_{f in P} x_f``: one Dijkstra per source ``u`` that stops
+  once the targets ``v > u`` that could be violated are settled, or at the
+  radius ``x_uv - threshold`` of those left (a violated inequality of ``uv``
+  has a path shorter than that), so a call visits only balls of the LP
+  metric, with ``O(n + m)`` memory.
 * :func:`graph_closure` -- the same searches, returning ``min(x_e,
   dist(u, v))``: the shortest-path closure restricted to the edges (a point
   satisfying every cycle inequality).
@@ -246,12 +247,16 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
                             cap=0):
     """Violated cycle inequalities of the edges ``(u, v)``, ``s0 <= u < v``.
 
-    For each source ``u`` in ``[s0, s1)``, a Dijkstra bounded at ``max_{v >
-    u} x_uv`` on the lengths ``max(x, 0)``; an edge ``uv`` with ``x_uv -
-    dist(u, v) > threshold`` gives the constraint ``x_uv <= sum_P x_f`` for
-    the shortest path ``P``.  Returns ``(cons_edge, ptr, path,
-    max_violation)`` (CSR constraints, and the largest ``x_uv - dist(u, v)``
-    over every edge of the sources, at least 0), in source order.
+    For each source ``u`` in ``[s0, s1)``, a Dijkstra on the lengths
+    ``max(x, 0)`` that stops once every target ``v > u`` with ``x_uv >
+    threshold`` is settled, or at the radius ``x_uv - threshold`` of the
+    targets not yet settled (:func:`_search_targets`); an edge ``uv`` with
+    ``x_uv - dist(u, v) > threshold`` gives the constraint ``x_uv <= sum_P
+    x_f`` for the shortest path ``P``.  Returns ``(cons_edge, ptr, path,
+    max_violation)`` (CSR constraints, and the largest ``x_uv - dist(u,
+    v)`` over every edge of the sources, at least 0: exact when it exceeds
+    ``threshold``, else an upper bound at most ``threshold``), in source
+    order.
 
     With ``cap > 0`` each search settles at most ``cap`` nodes: a target
     reached but not settled gives the constraint of its tentative path if
