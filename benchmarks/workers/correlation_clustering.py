@@ -22,6 +22,7 @@ inequality, Clarabel.
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import sys
 import time
@@ -138,12 +139,15 @@ def solve_ours(A, truth, params) -> dict:
     if hasattr(A, "tocsr"):  # and the sparse path's
         warm, _ = signed_planted(300, 1)
         CorrelationClustering().fit(warm)
+    # sparse runs print their progress table (at most a line a second) to
+    # stderr, so that a timeout row's stderr_tail says how far the LP got
+    verbose = 1 if hasattr(A, "tocsr") else 0
     start = time.perf_counter()
-    with warnings.catch_warnings(record=True):
+    with warnings.catch_warnings(record=True), contextlib.redirect_stdout(sys.stderr):
         extra = {"gap_tol": params["gap_tol"]} if "gap_tol" in params else {}
         cc = CorrelationClustering(gamma=params["gamma"], tol=params["tol"], random_state=0,
                                    max_iter=params.get("max_iter", MAX_ITER),
-                                   **extra).fit(A)
+                                   verbose=verbose, **extra).fit(A)
     fit_time = time.perf_counter() - start
     calls = cc.history_["oracle_time"]
     return {"fit_time": fit_time, "lp_objective": cc.lp_objective_,

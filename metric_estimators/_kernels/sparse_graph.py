@@ -6,10 +6,11 @@ the edge id of stored entry ``k``) over the edges ``rows[e] < cols[e]``, as in
 
 * :func:`bounded_violated_cycles` -- the shortest-path oracle of Project and
   Forget (Sonthalia & Gilbert, JMLR 2022) for the cycle inequalities
-  ``x_uv <= sum_{f in P} x_f``: one Dijkstra per source ``u`` that stops at
-  the radius ``max_{v > u} x_uv`` (a violated inequality of ``uv`` has a
-  path shorter than ``x_uv``), so a call visits only balls of the LP metric,
-  with ``O(n + m)`` memory.
+  ``x_uv <= sum_{f in P} x_f``: one Dijkstra per source ``u`` that stops
+  once the targets ``v > u`` that could be violated are settled, or at the
+  radius ``x_uv - threshold`` of those left (a violated inequality of ``uv``
+  has a path shorter than that), so a call visits only balls of the LP
+  metric, with ``O(n + m)`` memory.
 * :func:`graph_closure` -- the same searches, returning ``min(x_e,
   dist(u, v))``: the shortest-path closure restricted to the edges (a point
   satisfying every cycle inequality).
@@ -135,6 +136,91 @@ def _search(s, radius, length, indptr, indices, eid, dist, pred, touched,
 
 
 @njit(cache=True, nogil=True)
+def _search_targets(s, x, threshold, length, indptr, indices, eid, dist, pred,
+                    touched, heap, done, cap=0):
+    """Dijkstra from ``s`` until the targets that could be violated are settled.
+
+    The targets are the neighbours ``v > s``; target ``v`` needs a search
+    only to the radius ``x_sv - threshold`` (a path at least that long
+    violates nothing beyond ``threshold``).  The search stops when every
+    target with a positive radius is settled, or at the largest radius of
+    the targets not yet settled (shrinking as they settle), or after
+    settling ``cap`` nodes (``cap > 0``).  ``done[v] == s + 1`` marks the
+    settled nodes; the rest as :func:`_search`.  Returns ``(count,
+    front)``: every node not settled is at distance ``>= front``.
+    """
+    hd, hh, hv, hops = heap
+    stamp = s + 1
+    remaining = 0
+    radius = 0.0
+    for k in range(indptr[s], indptr[s + 1]):
+        if indices[k] > s:
+            r = x[eid[k]] - threshold
+            if r > 0.0:
+                remaining += 1
+                if r > radius:
+                    radius = r
+    if remaining == 0:
+        return 0, 0.0
+    dist[s] = 0.0
+    pred[s] = -1
+    hops[s] = 0
+    touched[0] = s
+    count = 1
+    settled = 0
+    size = _push(hd, hh, hv, 0, 0.0, 0, s)
+    while size > 0:
+        d = hd[0]
+        h = hh[0]
+        u = hv[0]
+        if done[u] == stamp or d > dist[u] or (d == dist[u] and h > hops[u]):
+            size = _pop(hd, hh, hv, size)
+            continue
+        if cap > 0 and settled >= cap:
+            return count, d
+        size = _pop(hd, hh, hv, size)
+        settled += 1
+        done[u] = stamp
+        if u > s:
+            # a target of s? (its edge is among s's entries)
+            hit = False
+            top = False
+            for k in range(indptr[s], indptr[s + 1]):
+                if indices[k] == u:
+                    r = x[eid[k]] - threshold
+                    if r > 0.0:
+                        hit = True
+                        top = r >= radius
+                    break
+            if hit:
+                remaining -= 1
+                if remaining == 0:
+                    return count, d
+                if top:
+                    radius = 0.0
+                    for k in range(indptr[s], indptr[s + 1]):
+                        v = indices[k]
+                        if v > s and done[v] != stamp:
+                            r = x[eid[k]] - threshold
+                            if r > radius:
+                                radius = r
+        for k in range(indptr[u], indptr[u + 1]):
+            v = indices[k]
+            nd = d + length[eid[k]]
+            if nd >= radius:
+                continue
+            if nd < dist[v] or (nd == dist[v] and h + 1 < hops[v]):
+                if dist[v] == np.inf:
+                    touched[count] = v
+                    count += 1
+                dist[v] = nd
+                hops[v] = h + 1
+                pred[v] = k
+                size = _push(hd, hh, hv, size, nd, h + 1, v)
+    return count, radius
+
+
+@njit(cache=True, nogil=True)
 def _heap(n, nnz):
     """Buffers of a lazy-deletion heap for one search at a time (and hop counts)."""
     cap = nnz + 2
@@ -161,12 +247,16 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
                             cap=0):
     """Violated cycle inequalities of the edges ``(u, v)``, ``s0 <= u < v``.
 
-    For each source ``u`` in ``[s0, s1)``, a Dijkstra bounded at ``max_{v >
-    u} x_uv`` on the lengths ``max(x, 0)``; an edge ``uv`` with ``x_uv -
-    dist(u, v) > threshold`` gives the constraint ``x_uv <= sum_P x_f`` for
-    the shortest path ``P``.  Returns ``(cons_edge, ptr, path,
-    max_violation)`` (CSR constraints, and the largest ``x_uv - dist(u, v)``
-    over every edge of the sources, at least 0), in source order.
+    For each source ``u`` in ``[s0, s1)``, a Dijkstra on the lengths
+    ``max(x, 0)`` that stops once every target ``v > u`` with ``x_uv >
+    threshold`` is settled, or at the radius ``x_uv - threshold`` of the
+    targets not yet settled (:func:`_search_targets`); an edge ``uv`` with
+    ``x_uv - dist(u, v) > threshold`` gives the constraint ``x_uv <= sum_P
+    x_f`` for the shortest path ``P``.  Returns ``(cons_edge, ptr, path,
+    max_violation)`` (CSR constraints, and the largest ``x_uv - dist(u,
+    v)`` over every edge of the sources, at least 0: exact when it exceeds
+    ``threshold``, else an upper bound at most ``threshold``), in source
+    order.
 
     With ``cap > 0`` each search settles at most ``cap`` nodes: a target
     reached but not settled gives the constraint of its tentative path if
@@ -183,6 +273,7 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
     pred = np.empty(n, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
     heap = _heap(n, indptr[n])
+    done = np.zeros(n, dtype=np.int64)
     ce = np.empty(16, dtype=np.int64)
     ptr = np.zeros(17, dtype=np.int64)
     path = np.empty(64, dtype=np.int32)
@@ -190,22 +281,17 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
     npth = 0
     maxv = 0.0
     for s in range(s0, s1):
-        radius = -np.inf
-        for k in range(indptr[s], indptr[s + 1]):
-            if indices[k] > s and x[eid[k]] > radius:
-                radius = x[eid[k]]
-        if radius <= 0.0:
-            continue
-        count, front = _search(s, radius, length, indptr, indices, eid, dist,
-                               pred, touched, heap, cap)
+        count, front = _search_targets(s, x, threshold, length, indptr,
+                                       indices, eid, dist, pred, touched,
+                                       heap, done, cap)
         for k in range(indptr[s], indptr[s + 1]):
             v = indices[k]
             if v <= s:
                 continue
             e = eid[k]
             viol = x[e] - dist[v]
-            # an unsettled target is at distance >= front
-            bound = viol if dist[v] < front else x[e] - front
+            # a target not settled is at distance >= front
+            bound = viol if done[v] == s + 1 else x[e] - front
             if bound > maxv:
                 maxv = bound
             if viol > threshold:

@@ -484,32 +484,41 @@ class SparseShortestPathOracle:
     search : {"full", "bounded"}, default="full"
         ``"full"``: scipy's Dijkstra from every source over the whole graph
         (memory ``O(chunk n)``).  ``"bounded"``: a numba Dijkstra per source
-        ``u`` that stops at the radius ``max_{v > u} x_uv`` -- a violated
-        inequality of ``uv`` has a path shorter than ``x_uv`` -- so a call
-        visits balls of the current metric only, in ``O(n + m)`` memory (the
+        ``u`` that stops once its targets ``v > u`` that could be violated
+        are settled, or at the radius ``max x_uv - threshold`` over those
+        not yet settled -- a violated inequality of ``uv`` has a path
+        shorter than ``x_uv - threshold`` -- so a call visits balls of the
+        current metric only, in ``O(n + m)`` memory (the
         choice for correlation clustering, whose lengths are at most about
         1, on graphs of 10^5 nodes).  Both return a most violated inequality
         per violated edge (their shortest paths may differ on ties).
     cap : int, default=0
-        With ``search="bounded"``: a call first settles at most ``cap``
-        nodes per source (0: no cap), which returns real violated cycles
-        (maybe not the deepest) and an upper bound on the largest
-        violation; if it finds fewer than ``max(1, m / 1000)`` constraints,
-        the call is repeated without the cap, so the driver's stopping rule
-        always reads an exact (or conservative) largest violation.  Early
-        iterates of correlation clustering put every positive edge at 0,
-        where an uncapped ball is the whole graph.
+        With ``search="bounded"``: calls settle at most ``cap`` nodes per
+        source (0: no cap), which returns real violated cycles (maybe not
+        the deepest) and an upper bound on the largest violation, until a
+        capped call finds fewer than ``max(1, switch m)`` constraints: that
+        call is repeated without the cap, and so is every later call (the
+        capped searches then miss most of the few violated edges left, and
+        exact searches are cheap near the solution).  So the driver's
+        stopping rule always reads an exact (or conservative) largest
+        violation.  Early iterates of correlation clustering put every
+        positive edge at 0, where an uncapped ball is the whole graph.
+    switch : float, default=0.01
+        Fraction of the edges below which a capped call's yield switches
+        the oracle to exact searches for good (``exact_`` becomes True).
     """
 
     supports_float32 = False
 
     def __init__(self, n, rows, cols, chunk=256, client=None, search="full",
-                 cap=0):
+                 cap=0, switch=0.01):
         if search not in ("full", "bounded"):
             raise ValueError(f"search must be 'full' or 'bounded', got "
                              f"{search!r}.")
         self.graph = _SparseGraph(n, rows, cols, search=search)
         self.cap = int(cap) if search == "bounded" else 0
+        self.switch = float(switch)
+        self.exact_ = False
         self.n_capped_calls_ = 0
         self.n_exact_calls_ = 0
         self.last_capped_ = False
@@ -540,13 +549,15 @@ class SparseShortestPathOracle:
             self._bound = True
         x = np.ascontiguousarray(x, dtype=np.float64)
         parts = None
-        if self.cap > 0:
+        if self.cap > 0 and not self.exact_:
             parts = self.executor.map_sources(x, self._blocks(),
                                               float(threshold), self.chunk,
                                               self.cap)
             found = sum(int(p[0].size) for p in parts)
-            if found < max(1, self.rows.size // 1000):
-                parts = None  # too little found: an exact call instead
+            if found < max(1.0, self.switch * self.rows.size):
+                # too little found: an exact call instead, and from now on
+                parts = None
+                self.exact_ = True
             else:
                 self.n_capped_calls_ += 1
                 self.last_capped_ = True

@@ -1,0 +1,100 @@
+"""The bounded shortest-path oracle of the sparse correlation clustering path.
+
+:func:`~metric_estimators._kernels.sparse_graph.bounded_violated_cycles`
+stops each Dijkstra once the targets that could be violated are settled (or
+at the shrinking radius ``x_uv - threshold``); checked here against scipy's
+exact all-pairs distances.  :class:`SparseShortestPathOracle` with a cap
+runs capped searches until one finds few constraints, then exact ones for
+good.
+"""
+
+import numpy as np
+import pytest
+from scipy import sparse
+from scipy.sparse import csgraph
+
+from metric_estimators._kernels.sparse_graph import bounded_violated_cycles
+from metric_estimators.solvers.oracles import SparseShortestPathOracle
+
+
+def _graph(n, p, seed):
+    """Random edges ``rows < cols`` and CC-like lengths: many 0 and 1, some in between."""
+    rng = np.random.default_rng(seed)
+    iu = np.triu_indices(n, 1)
+    keep = rng.random(iu[0].size) < p
+    rows, cols = iu[0][keep].astype(np.int64), iu[1][keep].astype(np.int64)
+    x = rng.choice([0.0, 1.0, 0.5], rows.size) + rng.normal(0, 0.05, rows.size)
+    x[rng.random(rows.size) < 0.1] = -0.01  # a few negative lengths
+    return rows, cols, x
+
+
+def _distances(n, rows, cols, x):
+    lengths = np.maximum(np.maximum(x, 0.0), 1e-300)
+    G = sparse.csr_matrix((lengths, (rows, cols)), shape=(n, n))
+    return csgraph.dijkstra(G, directed=False)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("threshold", [1e-3, 0.2])
+def test_bounded_search_finds_exactly_the_violated_edges(seed, threshold):
+    n = 40
+    rows, cols, x = _graph(n, 0.15, seed)
+    oracle = SparseShortestPathOracle(n, rows, cols, search="bounded")
+    g = oracle.graph
+    ce, ptr, path, maxv = bounded_violated_cycles(
+        x, g.indptr, g.indices, g.eid, 0, n, threshold, 0)
+    D = _distances(n, rows, cols, x)
+    viol = x - D[rows, cols]
+    expected = np.flatnonzero(viol > threshold + 1e-12)
+    np.testing.assert_array_equal(np.sort(ce), expected)
+    assert expected.size > 0
+    # every path joins the edge's ends and is a shortest one
+    for k, e in enumerate(ce):
+        edges = path[ptr[k]:ptr[k + 1]]
+        ends = np.concatenate((rows[edges], cols[edges]))
+        odd = np.flatnonzero(np.bincount(ends, minlength=n) % 2)
+        np.testing.assert_array_equal(odd, sorted((rows[e], cols[e])))
+        assert e not in edges
+        np.testing.assert_allclose(np.maximum(x[edges], 0).sum(),
+                                   D[rows[e], cols[e]], atol=1e-12)
+    # the largest violation is exact when above the threshold
+    np.testing.assert_allclose(maxv, viol.max(), atol=1e-12)
+
+
+def test_largest_violation_below_threshold_is_a_bound():
+    n = 40
+    rows, cols, x = _graph(n, 0.15, 3)
+    D = _distances(n, rows, cols, x)
+    viol = x - D[rows, cols]
+    threshold = viol.max() + 0.05
+    oracle = SparseShortestPathOracle(n, rows, cols, search="bounded")
+    g = oracle.graph
+    ce, _, _, maxv = bounded_violated_cycles(x, g.indptr, g.indices, g.eid,
+                                             0, n, threshold, 0)
+    assert ce.size == 0
+    assert viol.max() - 1e-12 <= maxv <= threshold
+
+
+def test_capped_oracle_switches_to_exact_searches_for_good():
+    n = 60
+    rows, cols, x = _graph(n, 0.2, 7)
+    oracle = SparseShortestPathOracle(n, rows, cols, search="bounded", cap=2,
+                                      switch=0.01)
+    exact = SparseShortestPathOracle(n, rows, cols, search="bounded")
+    ce, _, _, _ = oracle(x, 1e-3)
+    assert oracle.last_capped_ and not oracle.exact_
+    # a point with almost nothing violated: the capped call finds too little
+    y = _distances(n, rows, cols, x)[rows, cols].copy()
+    y[0] += 0.3
+    ce, _, _, maxv = oracle(y, 1e-3)
+    assert oracle.exact_ and not oracle.last_capped_
+    ref = exact(y, 1e-3)
+    np.testing.assert_array_equal(ce, ref[0])
+    assert maxv == ref[3]
+    # and it stays exact on a point where capped searches would find plenty
+    ce, _, _, maxv = oracle(x, 1e-3)
+    assert not oracle.last_capped_
+    ref = exact(x, 1e-3)
+    np.testing.assert_array_equal(ce, ref[0])
+    assert maxv == ref[3]
+    assert oracle.n_capped_calls_ == 1 and oracle.n_exact_calls_ == 2
