@@ -190,20 +190,27 @@ def test_small_fits_agree_with_the_numba_path():
     np.testing.assert_allclose(a.components_, b.components_, rtol=1e-9, atol=1e-10)
 
 
-def test_small_lmnn_fit_does_not_load_numba():
+def _modules_loaded_by(loader, statements):
+    """The modules a fresh process has loaded after ``statements`` on ``loader``'s data."""
     code = (
         "import sys, warnings\n"
-        "from sklearn.datasets import load_iris\n"
-        "from metric_estimators import LMNN\n"
-        "X, y = load_iris(return_X_y=True)\n"
+        f"from sklearn.datasets import {loader}\n"
+        "import metric_estimators as me\n"
+        f"X, y = {loader}(return_X_y=True)\n"
         "warnings.simplefilter('ignore')\n"
-        "LMNN(random_state=0).fit(X, y).transform(X)\n"
-        "LMNN(solver='subgradient', random_state=0, max_iter=5).fit(X, y)\n"
-        "print(' '.join(sorted(sys.modules)))\n"
+        + "".join(f"{line}\n" for line in statements)
+        + "print(' '.join(sorted(sys.modules)))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=300).stdout
-    mods = set(out.split())
+    return set(out.split())
+
+
+def test_small_lmnn_fit_does_not_load_numba():
+    mods = _modules_loaded_by("load_iris", [
+        "me.LMNN(random_state=0).fit(X, y).transform(X)",
+        "me.LMNN(solver='subgradient', random_state=0, max_iter=5).fit(X, y)",
+    ])
     assert "metric_estimators.lmnn" in mods
     assert "numba" not in mods
     assert not any(m.startswith("metric_estimators._kernels") for m in mods)
@@ -240,15 +247,6 @@ def test_scml_supervised_paths_agree_and_skip_numba():
             b = SCML_Supervised(random_state=0, max_iter=2000).fit(X, y)
     np.testing.assert_allclose(a.loss_curve_, b.loss_curve_, rtol=1e-9)
     np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-9, atol=1e-12)
-    code = (
-        "import sys, warnings\n"
-        "from sklearn.datasets import load_wine\n"
-        "from metric_estimators import SCML_Supervised\n"
-        "X, y = load_wine(return_X_y=True)\n"
-        "warnings.simplefilter('ignore')\n"
-        "SCML_Supervised(random_state=0, max_iter=300).fit(X, y)\n"
-        "print(' '.join(sorted(sys.modules)))\n"
-    )
-    mods = set(subprocess.run([sys.executable, "-c", code], capture_output=True,
-                              text=True, check=True, timeout=300).stdout.split())
+    mods = _modules_loaded_by("load_wine", [
+        "me.SCML_Supervised(random_state=0, max_iter=300).fit(X, y)"])
     assert "metric_estimators.scml" in mods and "numba" not in mods
