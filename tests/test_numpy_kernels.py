@@ -177,14 +177,20 @@ def test_objectives_agree(squared):
     np.testing.assert_allclose(ga, gb, rtol=1e-10, atol=1e-10 * np.abs(gb).max())
 
 
-def test_small_fits_agree_with_the_numba_path():
-    X, y = load_iris(return_X_y=True)
+def _fit_on_both_paths(make, load):
+    """``make()`` fitted on ``load``'s standardised data on the numpy path, then on numba's."""
+    X, y = load(return_X_y=True)
     X = StandardScaler().fit_transform(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = LMNN(random_state=0, max_iter=200).fit(X, y)
+        a = make().fit(X, y)
         with numpy_max_samples(-1):
-            b = LMNN(random_state=0, max_iter=200).fit(X, y)
+            b = make().fit(X, y)
+    return a, b
+
+
+def test_small_fits_agree_with_the_numba_path():
+    a, b = _fit_on_both_paths(lambda: LMNN(random_state=0, max_iter=200), load_iris)
     assert a.n_iter_ == b.n_iter_
     np.testing.assert_array_equal(a.target_neighbors_, b.target_neighbors_)
     np.testing.assert_allclose(a.components_, b.components_, rtol=1e-9, atol=1e-10)
@@ -238,13 +244,7 @@ def test_adagrad_rda_update_numpy_equals_the_kernel(nonnegative, l1):
 def test_scml_supervised_paths_agree_and_skip_numba():
     from metric_estimators import SCML_Supervised
 
-    X, y = load_wine(return_X_y=True)
-    X = StandardScaler().fit_transform(X)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a = SCML_Supervised(random_state=0, max_iter=2000).fit(X, y)
-        with numpy_max_samples(-1):
-            b = SCML_Supervised(random_state=0, max_iter=2000).fit(X, y)
+    a, b = _fit_on_both_paths(lambda: SCML_Supervised(random_state=0, max_iter=2000), load_wine)
     np.testing.assert_allclose(a.loss_curve_, b.loss_curve_, rtol=1e-9)
     np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-9, atol=1e-12)
     mods = _modules_loaded_by("load_wine", [
