@@ -19,7 +19,6 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._kernels.correlation_clustering import best_one_element_moves
 from ._kernels.edges import edges_to_matrix, matrix_to_edges
 from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
@@ -31,11 +30,11 @@ from ._problems.correlation_clustering import (
     metric_closure,
     solve_continuation,
 )
+from ._problems.cc_local_search import local_search
 from ._problems.sparse_correlation_clustering import (
     SparseSignedGraph,
     closure_on_edges,
     sparse_clustering_cost,
-    sparse_local_search,
     sparse_pivot_rounding,
 )
 from ._reporting import Column
@@ -48,8 +47,13 @@ from .solvers.oracles import SparseShortestPathOracle, ShortEdgeTriangleOracle
 CC_COLUMNS = TABLE_COLUMNS + (Column("Gamma", ".3g"), Column("RelGap", ".2e"),
                               Column("Oracle", "s", 6))
 
-#: nodes settled per source by the sparse oracle's capped searches
+#: nodes settled per source by the sparse oracle's first capped searches,
+#: the factor by which the cap grows when a capped call finds little, and
+#: "little" as a fraction of the edges or the active set (see
+#: :class:`~metric_estimators.solvers.oracles.SparseShortestPathOracle`)
 SEARCH_CAP = 256
+SEARCH_GROWTH = 4
+SEARCH_SWITCH = 0.02
 
 __all__ = ["CorrelationClustering", "correlation_clustering_cost",
            "pivot_rounding"]
@@ -142,8 +146,10 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
     of ``n_rounding_trials`` clusterings (by the correlation clustering cost)
     is kept.  With ``local_search=True`` it is then improved by best
     one-element moves (Elsner & Schudy 2009, "BOEM": each node moves to the
-    cluster, or a new singleton, that lowers the cost most, until no move
-    helps), which never increases the cost; on loose LPs (many communities,
+    cluster, or a new singleton, that lowers the cost most) alternated with
+    merges of clusters joined by a positive total weight, until neither
+    helps (:func:`~metric_estimators._problems.cc_local_search.local_search`),
+    which never increases the cost; on loose LPs (many communities,
     LP values far below the best clustering) pivoting alone can be worse than
     putting every node apart.
 
@@ -172,10 +178,11 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
     n_rounding_trials : int, default=20
         Number of pivot orders tried; the cheapest clustering is kept.
     local_search : bool, default=True
-        Improve the rounded clustering by best one-element moves.
+        Improve the rounded clustering by best one-element moves and
+        cluster merges.
     max_local_sweeps : int, default=100
-        Maximum number of local-search sweeps (each ``O(n^2)``; ``O(|E|)``
-        for a sparse ``A``).
+        Maximum number of one-element sweeps (each ``O(n^2)``; ``O(|E|)``
+        for a sparse ``A``), over all merge rounds.
     random_state : int, RandomState instance or None, default=None
         Seeds the pivot orders of the rounding.
     verbose : int, default=0
@@ -335,7 +342,9 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
                                         CycleConstraints)
         oracle = SparseShortestPathOracle(n, graph.rows, graph.cols,
-                                          search="bounded", cap=SEARCH_CAP)
+                                          search="bounded", cap=SEARCH_CAP,
+                                          growth=SEARCH_GROWTH,
+                                          switch=SEARCH_SWITCH)
         report.phase(f"sparse graph: {n} nodes, {m} edges, gamma "
                      f"{gamma:.3g}, stages "
                      f"{', '.join(f'{g:.3g}' for g in gamma_stages(gamma))}")
@@ -344,7 +353,8 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
             tol=float(self.tol), gap_tol=float(self.gap_tol),
             max_iter=self.max_iter, max_passes=self.max_passes, report=report,
             extra_row=lambda: (problem.gamma, problem.rel_gap,
-                               "capped" if oracle.last_capped_ else "paths"),
+                               (f"c{oracle.cap_}" if oracle.last_capped_
+                                else "paths")),
             min_passes=self.max_passes)
         converged = results[-1].converged and len(results) == len(stages)
         lower = problem.lp_lower_bound() * w_scale
@@ -407,21 +417,13 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
             best_cost = 0.0
         self.pivot_cost_ = best_cost
         self.n_local_sweeps_ = 0
-        if self.local_search and n > 1 and sparse.issparse(A):
-            # moves evaluated over the stored edges only
-            labels, self.n_local_sweeps_ = sparse_local_search(
+        if self.local_search and n > 1:
+            # moves and merges (over the stored edges only for a sparse A)
+            labels, self.n_local_sweeps_ = local_search(
                 A, best, self.max_local_sweeps)
             cost = correlation_clustering_cost(A, labels)
             if cost <= best_cost:
-                best, best_cost = np.unique(labels, return_inverse=True)[1], cost
-        elif self.local_search and n > 1:
-            labels = best.astype(np.int64).copy()
-            eps = 1e-12 * max(float(np.abs(A).max()), np.finfo(float).tiny)
-            self.n_local_sweeps_ = int(best_one_element_moves(
-                A, labels, int(self.max_local_sweeps), eps))
-            cost = correlation_clustering_cost(A, labels)
-            if cost <= best_cost:
-                best, best_cost = np.unique(labels, return_inverse=True)[1], cost
+                best, best_cost = labels, cost
         return best, best_cost
 
     def fit_predict(self, A, y=None):

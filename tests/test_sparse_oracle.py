@@ -98,3 +98,39 @@ def test_capped_oracle_switches_to_exact_searches_for_good():
     np.testing.assert_array_equal(ce, ref[0])
     assert maxv == ref[3]
     assert oracle.n_capped_calls_ == 1 and oracle.n_exact_calls_ == 2
+
+
+def test_growing_cap_schedule_goes_exact_through_larger_caps():
+    n = 60
+    rows, cols, x = _graph(n, 0.2, 7)
+    y = _distances(n, rows, cols, x)[rows, cols].copy()
+    y[0] += 0.3  # almost nothing violated: every capped call finds too little
+    oracle = SparseShortestPathOracle(n, rows, cols, search="bounded", cap=2,
+                                      switch=0.01, growth=4)
+    exact = SparseShortestPathOracle(n, rows, cols, search="bounded")
+    ce, _, _, _ = oracle(x, 1e-3)
+    assert oracle.last_capped_ and oracle.cap_ == 2
+    # a low-yield call at cap 2 is repeated at 8 and 32, then exactly (128 >= n)
+    ce, _, _, maxv = oracle(y, 1e-3)
+    assert oracle.exact_ and oracle.cap_ == 0 and not oracle.last_capped_
+    ref = exact(y, 1e-3)
+    np.testing.assert_array_equal(ce, ref[0])
+    assert maxv == ref[3]
+    assert oracle.n_capped_calls_ == 1 and oracle.n_exact_calls_ == 1
+
+
+def test_growing_cap_keeps_a_larger_cap_that_finds_enough():
+    # cap 1 settles only the source: no path, nothing found; the grown cap finds
+    # violated cycles and stays in force for the next calls
+    n = 60
+    rows, cols, x = _graph(n, 0.2, 7)
+    oracle = SparseShortestPathOracle(n, rows, cols, search="bounded", cap=1,
+                                      switch=0.01, growth=4)
+    ce, ptr, path, maxv = oracle(x, 1e-3)
+    assert oracle.last_capped_ and oracle.cap_ > 1 and not oracle.exact_
+    assert ce.size >= 1
+    D = _distances(n, rows, cols, x)
+    # capped constraints are real violated cycles; the bound is conservative
+    for k, e in enumerate(ce):
+        assert x[e] - np.maximum(x[path[ptr[k]:ptr[k + 1]]], 0).sum() > 1e-3
+    assert maxv >= (x - D[rows, cols]).max() - 1e-12

@@ -22,7 +22,8 @@ raise the objective, which is what the weak-duality lower bound uses.
 
 Everything here is ``O(n + |E|)`` memory: the LP distance between two nodes
 is the shortest-path distance in the graph with lengths ``x``, searched
-only within balls (pivot rounding), and the local search sums over edges.
+only within balls (pivot rounding); the local search
+(:mod:`~metric_estimators._problems.cc_local_search`) sums over edges.
 """
 
 import numpy as np
@@ -32,12 +33,11 @@ from .._kernels.sparse_graph import (
     ball_pivot,
     graph_closure,
     sparse_cost,
-    sparse_one_element_moves,
 )
 from .._validation import check_symmetric_matrix
 
 __all__ = ["SparseSignedGraph", "sparse_clustering_cost",
-           "sparse_local_search", "sparse_pivot_rounding"]
+           "sparse_pivot_rounding"]
 
 
 class SparseSignedGraph:
@@ -148,21 +148,3 @@ def sparse_clustering_cost(A, labels):
     labels = np.ascontiguousarray(labels).astype(np.int64)
     return float(sparse_cost(U.row.astype(np.int64), U.col.astype(np.int64),
                              np.asarray(U.data, dtype=np.float64), labels))
-
-
-def sparse_local_search(A, labels, max_sweeps):
-    """Best one-element moves with the gains summed over the edges of ``A``.
-
-    Returns ``(labels, sweeps)``: new labels (a copy, ids relabelled
-    ``0, 1, ...`` by sorted old id) and the sweeps run.
-    """
-    A = sparse.csr_matrix(A, dtype=np.float64)
-    A.sort_indices()
-    lab = np.asarray(labels, dtype=np.int64).copy()
-    eps = 1e-12 * max(float(np.abs(A.data).max(initial=0.0)),
-                      np.finfo(float).tiny)
-    sweeps = sparse_one_element_moves(A.indptr.astype(np.int64),
-                                      A.indices.astype(np.int64),
-                                      np.ascontiguousarray(A.data), lab,
-                                      int(max_sweeps), eps)
-    return lab, int(sweeps)

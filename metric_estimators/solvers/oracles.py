@@ -504,20 +504,33 @@ class SparseShortestPathOracle:
         violation.  Early iterates of correlation clustering put every
         positive edge at 0, where an uncapped ball is the whole graph.
     switch : float, default=0.01
-        Fraction of the edges below which a capped call's yield switches
-        the oracle to exact searches for good (``exact_`` becomes True).
+        A capped call that finds fewer than ``max(1, switch * max(m,
+        len(active)))`` constraints is *low-yield*: the cap has done what it
+        can at this point.
+    growth : int, default=0
+        What a low-yield capped call does.  0: repeat it without the cap,
+        and search exactly for every later call (``exact_`` becomes True).
+        ``> 1``: multiply the cap by ``growth`` and repeat the call (again
+        while the yield stays low), going exact once the cap reaches ``n``:
+        a schedule of growing balls (e.g. 256, 1024, 4096, exact), so that
+        the long cycles are cut while the searches are still bounded --
+        an exact search on a point that satisfies only short cycles can
+        visit most of the graph from every source.  ``cap_`` is the cap in
+        force (0 once exact).
     """
 
     supports_float32 = False
 
     def __init__(self, n, rows, cols, chunk=256, client=None, search="full",
-                 cap=0, switch=0.01):
+                 cap=0, switch=0.01, growth=0):
         if search not in ("full", "bounded"):
             raise ValueError(f"search must be 'full' or 'bounded', got "
                              f"{search!r}.")
         self.graph = _SparseGraph(n, rows, cols, search=search)
         self.cap = int(cap) if search == "bounded" else 0
+        self.cap_ = self.cap
         self.switch = float(switch)
+        self.growth = int(growth)
         self.exact_ = False
         self.n_capped_calls_ = 0
         self.n_exact_calls_ = 0
@@ -549,18 +562,23 @@ class SparseShortestPathOracle:
             self._bound = True
         x = np.ascontiguousarray(x, dtype=np.float64)
         parts = None
-        if self.cap > 0 and not self.exact_:
+        size = max(self.rows.size, len(active) if active is not None else 0)
+        while self.cap_ > 0 and not self.exact_:
             parts = self.executor.map_sources(x, self._blocks(),
                                               float(threshold), self.chunk,
-                                              self.cap)
+                                              self.cap_)
             found = sum(int(p[0].size) for p in parts)
-            if found < max(1.0, self.switch * self.rows.size):
-                # too little found: an exact call instead, and from now on
-                parts = None
-                self.exact_ = True
-            else:
+            if found >= max(1.0, self.switch * size):
                 self.n_capped_calls_ += 1
                 self.last_capped_ = True
+                break
+            # too little found at this cap: a larger one, or exact for good
+            parts = None
+            if self.growth > 1 and self.cap_ * self.growth < self.n:
+                self.cap_ *= self.growth
+            else:
+                self.cap_ = 0
+                self.exact_ = True
         if parts is None:
             parts = self.executor.map_sources(x, self._blocks(),
                                               float(threshold), self.chunk)
