@@ -296,7 +296,8 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
                 raise ValueError("sample_weight must be strictly positive on the "
                                  "edges of D.")
         res, scale, unit = self._solve(
-            d, we, SparseShortestPathOracle(n, rows, cols, client=self.client),
+            d, we, SparseShortestPathOracle(n, rows, cols, client=self.client,
+                                              search="bounded"),
             weighted=sample_weight is not None,
             pass_budget=ORACLE_PASS_RATIO * 20.0 * n * max(d.size, 1),
             settle_fraction=0.0, report=report)
