@@ -1,6 +1,7 @@
 """L2 metric nearness on sparse random graphs (``MetricNearness`` on a scipy.sparse D).
 
     python benchmarks/bench_sparse_metric_nearness.py --graphs 10000:100000 100000:1000000 geo:100000:18
+    python benchmarks/bench_sparse_metric_nearness.py --graphs 100000:1000000 --probe-only
     python benchmarks/bench_sparse_metric_nearness.py --report
 
 One fresh process per graph, ``benchmarks/workers/sparse_metric_nearness.py``
@@ -31,7 +32,9 @@ NOTES = (
     "Dijkstra per node; time = the whole `fit` in a fresh process after a warm-up fit. "
     "\"checked violation\" = largest `M_uv - dist_M(u, v)` over the edges of 200 random "
     "sources by scipy's Dijkstra on the result, relative to max D (independent of our "
-    "oracle). No peer solves this problem on a sparse graph; the dense solvers of "
+    "oracle). \"first call, est. (s)\" = the bounded searches of the first oracle call "
+    "timed from 500 random sources and extrapolated to all n (`probe` in the worker); "
+    "rows with `\"fit\": false` ran that probe only. No peer solves this problem on a sparse graph; the dense solvers of "
     "`metric_nearness.md` would need n^2 = 10^10 entries at n = 10^5.",
 )
 
@@ -43,7 +46,9 @@ def jobs(args) -> list:
         family = parts.pop(0) if len(parts) == 3 else "random"
         n, size = (int(v) for v in parts)
         out.append(runner.Job("sparse_metric_nearness", f"{family}-{n}-{size}", "ours",
-                              {"tol": args.tol, "seed": args.seed}, python=args.python))
+                              {"tol": args.tol, "seed": args.seed,
+                               **({"fit": False} if args.probe_only else {})},
+                              python=args.python, extra={"probe_sources": args.probe_sources}))
     return out
 
 
@@ -52,8 +57,11 @@ def render(rows: list, stem: str = STEM) -> str:
                                        [int(v) for v in r["dataset"].split("-")[1:]]))
     cols = [Column("graph", "dataset"), Column("edges", "n_edges"),
             Column("tol", lambda r: r["params"]["tol"], "{:g}"),
+            Column("fit", lambda r: "probe only" if r["params"].get("fit") is False
+                   else "yes"),
             Column("time (s)", "fit_time", "{:.1f}"), Column("oracle calls", "n_iter"),
             Column("s / oracle call", "oracle_time_per_call", "{:.2f}"),
+            Column("first call, est. (s)", "probe_call_estimate", "{:.1f}"),
             Column("active set", "n_active"), Column("objective", "objective", "{:.4f}"),
             Column("violation (ours)", "violation", "{:.1e}"),
             Column("checked violation", "check_violation", "{:.1e}"),
@@ -74,6 +82,10 @@ def main(argv=None) -> int:
                              "(geometric k-NN graph)")
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--probe-only", action="store_true",
+                        help="time the first oracle call's searches from a sample "
+                             "of sources, without fitting")
+    parser.add_argument("--probe-sources", type=int, default=500)
     args = parser.parse_args(argv)
     return runner.execute(args.output, jobs(args), args, render, skip_after_failure=False)
 

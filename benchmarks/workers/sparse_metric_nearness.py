@@ -26,6 +26,14 @@ Dijkstra on the lengths ``metric_`` from ``--check-sources`` random sources,
 the largest ``M_uv - dist(u, v)`` over those sources' edges relative to
 ``max D`` (0 for an exact metric on the graph); ``peak_rss_gb`` =
 ``ru_maxrss`` KiB / 1e6 at the end.
+
+Before the fit, a probe of the oracle's cost (:func:`probe`): the bounded
+search of the first call (lengths ``D``) timed from ``probe_sources`` (job key,
+default 500) sources, the nodes ``0 .. probe_sources - 1`` (random nodes, since
+both generators number nodes at random), extrapolated to all ``n`` sources
+(``probe_call_estimate``; the threshold is ``tol * max D``), with the number
+of violated cycles those sources found (``probe_violated``).  With ``"fit": false`` in ``params`` only the probe runs:
+for graphs whose fit cannot finish, it shows what one oracle call costs.
 """
 
 from __future__ import annotations
@@ -105,6 +113,27 @@ def check(M, n_sources: int, seed: int) -> float:
     return worst
 
 
+def probe(D, n_sources: int, threshold: float) -> dict:
+    """Time the first oracle call's bounded searches from ``n_sources`` sources."""
+    import numpy as np
+    from scipy import sparse
+
+    from metric_estimators._kernels.sparse_graph import bounded_violated_cycles
+    from metric_estimators.solvers.oracles import _SparseGraph
+
+    U = sparse.triu(D, k=1).tocoo()
+    g = _SparseGraph(D.shape[0], U.row, U.col, search="bounded")
+    x = np.ascontiguousarray(U.data, dtype=float)
+    k = min(n_sources, D.shape[0])
+    bounded_violated_cycles(x, g.indptr, g.indices, g.eid, 0, 2, threshold)  # compile
+    start = time.perf_counter()
+    ce, _, _, _ = bounded_violated_cycles(x, g.indptr, g.indices, g.eid, 0, k, threshold)
+    elapsed = time.perf_counter() - start
+    return {"probe_sources": k, "probe_time": elapsed,
+            "probe_call_estimate": elapsed * D.shape[0] / k,
+            "probe_violated": int(ce.size)}
+
+
 def run(job: dict) -> dict:
     import numpy as np
 
@@ -112,6 +141,13 @@ def run(job: dict) -> dict:
 
     params = job["params"]
     D = make_graph(job["dataset"], params.get("seed", 0))
+    D.sort_indices()
+    out = {"n": int(D.shape[0]), "n_edges": int(D.nnz // 2)}
+    out.update(probe(D, int(job.get("probe_sources", 500)),
+                     params["tol"] * float(D.data.max())))
+    if not params.get("fit", True):
+        out["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+        return out
     MetricNearness().fit(random_graph(50, 200, 1))  # load numba's cache
     start = time.perf_counter()
     with warnings.catch_warnings(record=True):
@@ -119,10 +155,9 @@ def run(job: dict) -> dict:
     fit_time = time.perf_counter() - start
     M = mn.metric_.tocsr()
     M.sort_indices()
-    D.sort_indices()
     calls = mn.history_["oracle_time"]
     scale = float(D.data.max())
-    return {"fit_time": fit_time, "n": int(D.shape[0]), "n_edges": int(D.nnz // 2),
+    return {**out, "fit_time": fit_time,
             "n_iter": mn.n_iter_, "converged": bool(mn.converged_),
             "oracle_time_per_call": float(np.mean(calls)) if calls else None,
             "n_active": mn.n_active_,
