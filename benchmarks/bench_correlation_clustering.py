@@ -101,7 +101,8 @@ def render(rows: list, stem: str = STEM) -> str:
         Column("dual lower bound", "lower_bound", "{:.2f}"),
         Column("pivot cost", "pivot_cost", "{:.0f}"),
         Column("after local search",
-               lambda r: r.get("rounded_cost") if "pivot_cost" in r else "not run", "{}"),
+               lambda r: (f"{r['rounded_cost']:.0f}" if r.get("rounded_cost") is not None
+                          else None) if "pivot_cost" in r else "not run", "{}"),
         Column("planted cost", "planted_cost", "{:.0f}"), Column("ARI", "ari", "{:.2f}"),
         Column("planted + moves: cost / ARI", lambda r: _ref(r, "moves")),
         Column("planted + moves + merges: cost / ARI", lambda r: _ref(r, "merges")),
