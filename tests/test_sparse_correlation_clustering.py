@@ -243,3 +243,35 @@ def test_graphs_without_edges(n):
     assert cc.labels_.shape == (n,) and len(set(cc.labels_)) == n
     assert cc.cost_ == 0.0 and cc.converged_
     assert sparse.issparse(cc.lp_solution_) and cc.lp_solution_.nnz == 0
+
+
+@pytest.mark.parametrize("n, m, seed", [(40, 120, 0), (3000, 12_000, 1)])
+def test_closure_on_edges_matches_scipy_dijkstra(n, m, seed):
+    # against scipy's all-pairs Dijkstra on the lengths clip(x, 0, 1); the
+    # larger graph takes the threaded path (>= 10,000 edges)
+    from scipy.sparse import csgraph
+
+    from metric_estimators._problems.sparse_correlation_clustering import (
+        closure_on_edges,
+    )
+    from metric_estimators.solvers.oracles import SparseShortestPathOracle
+
+    rng = np.random.default_rng(seed)
+    pairs = np.unique(np.sort(rng.integers(0, n, (m, 2)), axis=1), axis=0)
+    pairs = pairs[pairs[:, 0] < pairs[:, 1]]
+    rows, cols = pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+    # lengths with exact zeros, values above 1 and below 0 (clipped)
+    x = rng.choice([0.0, 0.1, 0.35, 0.6, 1.0, 1.4, -0.2], rows.size) \
+        * rng.uniform(0.5, 1.0, rows.size)
+    oracle = SparseShortestPathOracle(n, rows, cols, search="bounded")
+    y = closure_on_edges(x, oracle.graph)
+    length = np.clip(x, 0.0, 1.0)
+    # scipy drops explicit zeros from a csr matrix: use a tiny positive
+    # stand-in and compare at that precision
+    G = sparse.csr_matrix((np.maximum(length, 1e-300), (rows, cols)),
+                          shape=(n, n))
+    src = np.unique(rows)
+    D = csgraph.dijkstra(G, directed=False, indices=src)
+    pos = np.searchsorted(src, rows)
+    expected = np.minimum(length, D[pos, cols])
+    np.testing.assert_allclose(y, expected, rtol=0, atol=1e-12)

@@ -11,9 +11,9 @@ the edge id of stored entry ``k``) over the edges ``rows[e] < cols[e]``, as in
   radius ``x_uv - threshold`` of those left (a violated inequality of ``uv``
   has a path shorter than that), so a call visits only balls of the LP
   metric, with ``O(n + m)`` memory.
-* :func:`graph_closure` -- the same searches, returning ``min(x_e,
-  dist(u, v))``: the shortest-path closure restricted to the edges (a point
-  satisfying every cycle inequality).
+* :func:`graph_closure` -- the same searches at threshold 0, writing
+  ``min(x_e, dist(u, v))``: the shortest-path closure restricted to the
+  edges (a point satisfying every cycle inequality).
 * :func:`ball_pivot` -- LP-KwikCluster (Ailon, Charikar & Newman, J. ACM
   2008) on the shortest-path completion of ``x``: the pivot's ball.
 * :func:`sparse_one_element_moves` -- Elsner & Schudy's best one-element
@@ -322,40 +322,34 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
 
 
 @njit(cache=True, nogil=True)
-def graph_closure(x, indptr, indices, eid):
-    """``min(x_e, dist(u, v))`` for every edge, ``dist`` on the lengths ``max(x, 0)``.
+def graph_closure(x, indptr, indices, eid, s0, s1, y):
+    """``y_e = min(x_e, dist(u, v))`` for the edges ``(u, v)``, ``s0 <= u < v``.
 
-    The result ``y`` satisfies every cycle inequality of the graph (``y_e``
-    is the shortest-path distance between the ends of ``e`` in the graph
-    with lengths ``y``), and ``y = max(x, 0)`` where no inequality is
-    violated.
+    ``x`` must be ``>= 0`` (the lengths; ``dist`` is the shortest-path
+    distance with them) and ``y`` hold ``x`` on entry; only the entries of
+    the edges owned by the sources ``[s0, s1)`` are written, so blocks of
+    sources can run in parallel on one ``y``.  Each search is that of the
+    oracle at threshold 0 (:func:`_search_targets`): it stops once the
+    targets ``v > u`` with ``x_uv > 0`` are settled or out of reach.  Over
+    all the sources, ``y`` satisfies every cycle inequality of the graph
+    (``y_e`` is the shortest-path distance between the ends of ``e`` in the
+    graph with lengths ``y``), and ``y = x`` where none is violated.
     """
     n = indptr.shape[0] - 1
-    m = x.shape[0]
-    length = np.empty(m)
-    for e in range(m):
-        length[e] = x[e] if x[e] > 0.0 else 0.0
-    y = length.copy()
     dist = np.full(n, np.inf)
     pred = np.empty(n, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
     heap = _heap(n, indptr[n])
-    for s in range(n):
-        radius = -np.inf
-        for k in range(indptr[s], indptr[s + 1]):
-            if indices[k] > s and length[eid[k]] > radius:
-                radius = length[eid[k]]
-        if radius <= 0.0:
-            continue
-        count, _ = _search(s, radius, length, indptr, indices, eid, dist,
-                           pred, touched, heap, 0)
+    done = np.zeros(n, dtype=np.int64)
+    for s in range(s0, s1):
+        count, _ = _search_targets(s, x, 0.0, x, indptr, indices, eid, dist,
+                                   pred, touched, heap, done, 0)
         for k in range(indptr[s], indptr[s + 1]):
             v = indices[k]
-            if v > s and dist[v] < y[eid[k]]:
+            if v > s and done[v] == s + 1 and dist[v] < y[eid[k]]:
                 y[eid[k]] = dist[v]
         for i in range(count):
             dist[touched[i]] = np.inf
-    return y
 
 
 @njit(cache=True, nogil=True)
