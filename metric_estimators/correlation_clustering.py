@@ -364,7 +364,10 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
             report.finish(f"LP converged after {n_calls} oracle calls "
                           f"(gamma {problem.gamma:.3g})")
         else:
-            # every cycle inequality holds at the closure on the edges
+            # every cycle inequality holds at the closure on the edges (one
+            # search per node: on a large graph, as long as an exact call)
+            report.phase("not converged: the closure of the iterate on the "
+                         "edges (one shortest-path search per node)")
             x = closure_on_edges(problem.x, oracle.graph)
             report.finish(f"LP stopped after {n_calls} oracle calls")
         self._store(problem, results, stages, graph.edge_matrix(x), x, lower,
