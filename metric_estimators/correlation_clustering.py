@@ -167,7 +167,11 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         Largest allowed relative primal-dual gap ``(P - D) / |D|`` of the
         regularised problem at the final ``gamma``.
     max_iter : int, default=500
-        Maximum number of oracle calls, over all continuation stages.
+        Maximum number of oracle calls, over all continuation stages.  A
+        fit stopped by it returns the metric closure of the iterate (on a
+        sparse graph: one shortest-path search per node, as costly as an
+        exact oracle call), whose LP value is an upper bound; the dual
+        ``lower_bound_`` stays valid, but an early iterate rounds poorly.
     max_passes : int, default=50
         Maximum number of passes between two oracle calls.
     rounding : {"threshold", "probabilistic"}, default="threshold"
