@@ -372,7 +372,7 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
             # search per node: on a large graph, as long as an exact call)
             report.phase("not converged: the closure of the iterate on the "
                          "edges (one shortest-path search per node)")
-            x = closure_on_edges(problem.x, oracle.graph)
+            x = closure_on_edges(problem.x, oracle)
             report.finish(f"LP stopped after {n_calls} oracle calls")
         self._store(problem, results, stages, graph.edge_matrix(x), x, lower,
                     w_scale, converged, stacklevel=5)

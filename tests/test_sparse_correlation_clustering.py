@@ -247,8 +247,8 @@ def test_graphs_without_edges(n):
 
 @pytest.mark.parametrize("n, m, seed", [(40, 120, 0), (3000, 12_000, 1)])
 def test_closure_on_edges_matches_scipy_dijkstra(n, m, seed):
-    # against scipy's all-pairs Dijkstra on the lengths clip(x, 0, 1); the
-    # larger graph takes the threaded path (>= 10,000 edges)
+    # against scipy's all-pairs Dijkstra on the lengths clip(x, 0, 1), on
+    # numba's threads (blocks of sources) where it has more than one
     from scipy.sparse import csgraph
 
     from metric_estimators._problems.sparse_correlation_clustering import (
@@ -264,7 +264,7 @@ def test_closure_on_edges_matches_scipy_dijkstra(n, m, seed):
     x = rng.choice([0.0, 0.1, 0.35, 0.6, 1.0, 1.4, -0.2], rows.size) \
         * rng.uniform(0.5, 1.0, rows.size)
     oracle = SparseShortestPathOracle(n, rows, cols, search="bounded")
-    y = closure_on_edges(x, oracle.graph)
+    y = closure_on_edges(x, oracle)
     length = np.clip(x, 0.0, 1.0)
     # scipy drops explicit zeros from a csr matrix: use a tiny positive
     # stand-in and compare at that precision

@@ -26,15 +26,11 @@ only within balls (pivot rounding); the local search
 (:mod:`~metric_estimators._problems.cc_local_search`) sums over edges.
 """
 
-from concurrent.futures import ThreadPoolExecutor
-
-import numba
 import numpy as np
 from scipy import sparse
 
 from .._kernels.sparse_graph import (
     ball_pivot,
-    graph_closure,
     sparse_cost,
 )
 from .._validation import check_symmetric_matrix
@@ -110,33 +106,17 @@ def _pattern(X):
             np.ascontiguousarray(X.data, dtype=np.float64))
 
 
-def closure_on_edges(x, graph):
+def closure_on_edges(x, oracle):
     """``min(x_e, dist(u, v))``: a point of the edge LP from any ``x``.
 
-    ``graph`` has ``indptr``, ``indices``, ``eid`` (the oracle's pattern).
+    ``oracle`` is the problem's
+    :class:`~metric_estimators.solvers.oracles.SparseShortestPathOracle`;
+    ``dist`` is the shortest-path distance on the lengths ``clip(x, 0, 1)``.
     Every cycle inequality holds at the result (its shortest-path completion
     is a metric): the sparse counterpart of
     :func:`~metric_estimators._problems.correlation_clustering.metric_closure`.
     """
-    x = np.ascontiguousarray(np.clip(x, 0.0, 1.0), dtype=np.float64)
-    y = x.copy()
-    n = graph.indptr.size - 1
-    threads = max(1, int(numba.get_num_threads()))
-    if threads == 1 or x.size < 10_000:
-        graph_closure(x, graph.indptr, graph.indices, graph.eid, 0, n, y)
-        return y
-    # blocks of sources owning equal numbers of edges, in parallel (the
-    # kernel releases the GIL; each block writes only its own edges)
-    degree = np.diff(graph.indptr)
-    cuts = np.searchsorted(np.cumsum(degree), np.linspace(0, degree.sum(),
-                                                          4 * threads + 1))
-    cuts = np.unique(np.clip(cuts, 0, n))
-    cuts[0], cuts[-1] = 0, n
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(lambda b: graph_closure(x, graph.indptr, graph.indices,
-                                              graph.eid, b[0], b[1], y),
-                      zip(cuts[:-1], cuts[1:])))
-    return y
+    return oracle.closure(np.clip(x, 0.0, 1.0))
 
 
 def sparse_pivot_rounding(X, rng, rounding="probabilistic"):

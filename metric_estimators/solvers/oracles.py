@@ -59,7 +59,7 @@ from .._kernels.triangle_oracle import violated_triangles
 from .._kernels.cc_weighted import short_edge_triangles
 from .._kernels.bregman import logdet_violations
 from .._kernels.pair_oracle import scan_pair_block
-from .._kernels.sparse_graph import bounded_violated_cycles
+from .._kernels.sparse_graph import bounded_violated_cycles, graph_closure
 
 __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
            "ShortEdgeTriangleOracle",
@@ -364,6 +364,28 @@ def _bounded_threads():
         return 1
 
 
+def _owned_edge_blocks(rows, s0, s1, parts):
+    """Split the sources ``[s0, s1)`` into at most ``parts`` blocks owning equal numbers of edges.
+
+    A source owns its edges to higher-numbered nodes (``rows`` sorted), as
+    the bounded searches check them.
+    """
+    lo, hi = np.searchsorted(rows, [s0, s1])
+    if parts <= 1 or hi <= lo:
+        return [(s0, s1)]
+    cuts = [s0] + [int(rows[lo + (hi - lo) * i // parts])
+                   for i in range(1, parts)] + [s1]
+    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+
+
+def _map_threads(fn, blocks, threads):
+    """``[fn(s0, s1) for (s0, s1) in blocks]`` on ``threads`` threads (GIL-free kernels)."""
+    if threads <= 1 or len(blocks) <= 1:
+        return [fn(a, b) for a, b in blocks]
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(lambda blk: fn(*blk), blocks))
+
+
 class InProcessExecutor:
     """Run the oracle's blocks of sources one after the other, in this process."""
 
@@ -384,20 +406,11 @@ class InProcessExecutor:
         threads = _bounded_threads()
         if (getattr(graph, "search", "full") == "bounded" and threads > 1
                 and graph.rows.size):
-            # blocks of sources owning equal numbers of edges (a source
-            # checks its edges to higher-numbered nodes)
-            sub = []
-            rows = graph.rows
-            for s0, s1 in blocks:
-                lo, hi = np.searchsorted(rows, [s0, s1])
-                cuts = [s0] + [int(rows[lo + (hi - lo) * i // threads])
-                               for i in range(1, threads)] + [s1]
-                sub += [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
-            with ThreadPoolExecutor(threads) as pool:
-                parts = list(pool.map(
-                    lambda b: _search_sources(graph, x, b[0], b[1], threshold,
-                                              chunk, cap), sub))
-            return [_merge(parts)]
+            sub = [b for s0, s1 in blocks
+                   for b in _owned_edge_blocks(graph.rows, s0, s1, threads)]
+            return [_merge(_map_threads(
+                lambda a, b: _search_sources(graph, x, a, b, threshold,
+                                             chunk, cap), sub, threads))]
         return [_search_sources(graph, x, s0, s1, threshold, chunk, cap)
                 for s0, s1 in blocks]
 
@@ -554,6 +567,23 @@ class SparseShortestPathOracle:
         per = max(1, -(-n_chunks // k))
         return [(c * chunk, min(n, (c + per) * chunk))
                 for c in range(0, n_chunks, per)]
+
+    def closure(self, lengths):
+        """``min(x_e, dist(u, v))`` for every edge, ``dist`` on the lengths ``x >= 0``.
+
+        The same target-stopped searches as a bounded call at threshold 0
+        (:func:`~metric_estimators._kernels.sparse_graph.graph_closure`), in
+        this process on numba's threads.  The result satisfies every cycle
+        inequality of the graph, and equals ``x`` where none is violated.
+        """
+        g = self.graph
+        x = np.ascontiguousarray(lengths, dtype=np.float64)
+        y = x.copy()
+        threads = _bounded_threads()
+        _map_threads(lambda a, b: graph_closure(x, g.indptr, g.indices,
+                                                g.eid, a, b, y),
+                     _owned_edge_blocks(g.rows, 0, g.n, threads), threads)
+        return y
 
     def __call__(self, x, threshold, active=None, precision="float64"):
         """Return the shortest-path constraints violated beyond ``threshold``."""
