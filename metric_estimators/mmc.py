@@ -39,7 +39,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import fill_doc
-from ._problems.logdet import prior_matrix
+from ._problems.logdet import covariance_pseudo_inverse, prior_matrix
 from ._problems.mmc import RIDGE, MMCDiagonalProblem, MMCFullProblem
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
 from ._threads import one_blas_thread
@@ -106,10 +106,7 @@ class _BaseMMC(MahalanobisMixin, BaseEstimator):
                 "on similar pairs does not bound the metric (the MMC problem "
                 "is unbounded)."
             )
-        try:
-            A0 = prior_matrix(self.init, points, n_features, rng)
-        except (TypeError, ValueError) as exc:  # name MMC's parameter: init
-            raise type(exc)(str(exc).replace("prior", "init")) from None
+        A0 = self._initial_matrix(points, n_features, rng)
         self.n_raised_ = 0
         with one_blas_thread(V.shape[0] * n_features ** 2, upper=_LARGE_BLAS):
             if self.diagonal:
@@ -118,6 +115,23 @@ class _BaseMMC(MahalanobisMixin, BaseEstimator):
                 M = self._solve_full(V_sim, V_dis, A0, report)
         self.components_ = components_from_matrix(M, name="the learned matrix")
         return self
+
+    def _initial_matrix(self, points, n_features, rng):
+        """The starting matrix of ``init``; a singular covariance warns."""
+        if isinstance(self.init, str) and self.init == "covariance":
+            A0, rank = covariance_pseudo_inverse(points)
+            if rank < n_features:
+                warnings.warn(
+                    f"init='covariance': the covariance of the points has rank "
+                    f"{rank} < {n_features} features and is not invertible; "
+                    "starting from its pseudo-inverse.  Remove linearly "
+                    "dependent features (e.g. reduce the dimension with PCA) "
+                    "to make it invertible.", UserWarning, stacklevel=5)
+            return A0
+        try:
+            return prior_matrix(self.init, points, n_features, rng)
+        except (TypeError, ValueError) as exc:  # name MMC's parameter: init
+            raise type(exc)(str(exc).replace("prior", "init")) from None
 
     def _solve_full(self, V_sim, V_dis, A0, report):
         problem = MMCFullProblem(V_sim, V_dis)
@@ -204,8 +218,10 @@ class MMC(PairsClassifierMixin, _BaseMMC):
         its maximum).  Diagonal: L-BFGS-B's relative decrease tolerance.
     init : {'identity', 'covariance', 'random'} or array of shape \
             (n_features, n_features), default='identity'
-        Starting matrix: the identity, the inverse covariance of the points,
-        a random SPD matrix (``random_state``) or a positive definite array.
+        Starting matrix: the identity, the inverse covariance of the points
+        (its pseudo-inverse, with a warning, when the covariance is
+        singular), a random SPD matrix (``random_state``) or a positive
+        definite array.
         (Diagonal: its diagonal.)  The problem is convex, so it changes the
         path, not the optimum.
     diagonal : bool, default=False
