@@ -181,13 +181,14 @@ class ClassLabels(NamedTuple):
     counts: np.ndarray
 
 
-def validate_labelled_points(estimator, X, y, *, single_sample_reason=None):
+def validate_labelled_points(estimator, X, y, *, single_sample_reason=None,
+                             min_classes=2):
     """Validate points and class labels for a learner fitted on ``(X, y)``.
 
     The fit prelude of every learner that draws its supervision from class
     labels: ``X`` and ``y`` go through :func:`validate_points` (at least 2
     samples), ``y`` must hold class labels (scikit-learn's
-    ``check_classification_targets``) of at least 2 classes.
+    ``check_classification_targets``) of at least ``min_classes`` classes.
 
     Parameters
     ----------
@@ -198,6 +199,8 @@ def validate_labelled_points(estimator, X, y, *, single_sample_reason=None):
     single_sample_reason : str or None, default=None
         When given, a class of at least 2 samples is also required, and the
         error when every class has a single sample ends with this reason.
+    min_classes : {1, 2}, default=2
+        Fewest classes ``y`` must hold.
 
     Returns
     -------
@@ -210,10 +213,10 @@ def validate_labelled_points(estimator, X, y, *, single_sample_reason=None):
                            ensure_min_samples=2)
     check_classification_targets(y)
     labels = ClassLabels(*np.unique(y, return_inverse=True, return_counts=True))
-    if labels.classes.size < 2:
+    if labels.classes.size < min_classes:
         raise ValueError(
-            f"{type(estimator).__name__} needs samples of at least 2 classes "
-            f"in y; got {labels.classes.size} class."
+            f"{type(estimator).__name__} needs samples of at least "
+            f"{min_classes} classes in y; got {labels.classes.size} class."
         )
     if single_sample_reason is not None and labels.counts.max() < 2:
         raise ValueError(

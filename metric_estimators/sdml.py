@@ -14,9 +14,10 @@ Differences from metric-learn 0.7.0 (same class names and parameters)
   from labels, where dissimilar pairs outweigh similar ones -- metric-learn
   warns and then fails ("There was a problem in SDML ..."; with
   scikit-learn 1.7 it fails on every input, as it passes ``cov_init`` to
-  ``graphical_lasso``).  Here ``S`` is
-  shifted by ``shift_ * I`` (the smallest shift making it PSD plus a margin
-  of 10 % of the spread of its eigenvalues, see
+  ``graphical_lasso``).  Here ``S`` is shifted by ``shift_ * I``, with a
+  warning that names the largest ``balance_param`` avoiding it (the
+  smallest shift making it PSD plus a margin of 10 % of the spread of its
+  eigenvalues, see
   :func:`metric_estimators._problems.sdml.shift_to_pd`), which is the same as
   adding ``shift_ * I`` to the prior covariance; ``shift_`` is 0 when ``S``
   is positive definite, and the problem is then exactly metric-learn's.
@@ -36,7 +37,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import fill_doc
 from ._problems.logdet import prior_matrix
-from ._problems.sdml import sdml_covariance, shift_to_pd
+from ._problems.sdml import largest_pd_balance, sdml_covariance, shift_to_pd
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
 from ._validation import validate_labelled_points
 from .base import MahalanobisMixin, PairsClassifierMixin, components_from_matrix
@@ -101,6 +102,8 @@ class _BaseSDML(MahalanobisMixin, BaseEstimator):
         S_pd, tau, eig = shift_to_pd(S)
         report.phase(f"{V.shape[0]} pairs; S eigenvalues in [{eig[0]:.4g}, "
                      f"{eig[-1]:.4g}], shift {tau:.4g}")
+        if tau > 0:
+            self._warn_shift(V, y, P, eig, tau)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             M, costs, n_iter = _graphical_lasso(S_pd, self, eig, tau)
@@ -134,6 +137,22 @@ class _BaseSDML(MahalanobisMixin, BaseEstimator):
         else:
             report.finish(f"converged after {self.n_iter_} iterations")
         return self
+
+
+    def _warn_shift(self, V, y, P, eig, tau):
+        limit = largest_pd_balance(V, y, P)
+        if limit < self.balance_param:
+            advice = (f"balance_param below {limit:.3g} (now "
+                      f"{self.balance_param:g})")
+        else:
+            advice = "a better conditioned prior"
+        warnings.warn(
+            f"{type(self).__name__}: S = prior covariance + balance_param * K "
+            f"is not positive definite (smallest eigenvalue {eig[0]:.3g}), so "
+            f"the SDML problem has no solution; it was solved with S + "
+            f"shift_ * I, shift_={tau:.3g} (metric-learn raises here).  Use "
+            f"{advice} to solve the problem unshifted.", UserWarning,
+            stacklevel=5)
 
 
 class SDML(PairsClassifierMixin, _BaseSDML):
@@ -172,7 +191,8 @@ class SDML(PairsClassifierMixin, _BaseSDML):
         ``L`` with ``M = L^T L``.
     shift_ : float
         The multiple of the identity added to ``S`` to make it positive
-        definite (0 when it already was); see the module docstring.
+        definite (0 when it already was, else with a warning that says which
+        ``balance_param`` avoids it); see the module docstring.
     prior_ : ndarray of shape (n_features, n_features)
         ``M0``.
     n_iter_ : int
