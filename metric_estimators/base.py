@@ -72,7 +72,9 @@ class MahalanobisDistance:
         Parameters
         ----------
         u, v : array-like of shape (n_features,)
-            Two points; plain numbers for a one-feature model.
+            Two points; plain numbers for a one-feature model.  Extra axes of
+            length 1 are dropped (a row of shape (1, n_features) is a
+            point); several points are a ``ValueError``.
         squared : bool, default=False
             Return the squared distance.
 
@@ -88,19 +90,23 @@ class MahalanobisDistance:
 
     def _vector(self, u, name):
         u = np.asarray(u, dtype=np.float64)
+        shape = u.shape
+        # one vector, possibly with extra axes of length 1 (a row (1, d),
+        # [[x]] for one feature), as metric-learn's metric accepts
+        u = u.reshape(-1) if u.ndim > 1 and u.size == max(shape) else u
         if u.ndim == 0:
             u = u.reshape(1)
         d = self.components.shape[1]
         if u.ndim != 1:
             raise ValueError(
-                f"metric expects 1-D vectors ({name} has shape {u.shape}), "
+                f"metric expects one vector ({name} has shape {shape}), "
                 "as scipy's distances do; for many points use "
                 "pair_distance, or transform and then a Euclidean distance."
             )
         if u.shape[0] != d:
             raise ValueError(
-                f"metric expects vectors with {d} features, {name} has "
-                f"{u.shape[0]}."
+                f"metric expects one vector of {d} features, {name} has "
+                f"{u.shape[0]} values (shape {shape})."
             )
         return u
 
@@ -301,13 +307,14 @@ class BaseMetricLearner(DocLinkMixin, BaseEstimator):
         return apply_preprocessor(fn, arr, name)
 
     def score_pairs(self, pairs):
-        """Deprecated alias of :meth:`pair_score` (as in metric-learn 0.7).
+        """Deprecated: the learned distance of each pair (:meth:`pair_distance`).
 
         .. deprecated:: 0.1
-            As in metric-learn 0.7, ``score_pairs`` returns
-            :meth:`pair_score` (a similarity, minus the learned distance)
-            with a FutureWarning; metric-learn releases before 0.7 returned
-            distances.  Use :meth:`pair_score` or :meth:`pair_distance`.
+            ``score_pairs`` returns :meth:`pair_distance`, the learned
+            **distance** (smaller is more similar), with a FutureWarning,
+            exactly as metric-learn 0.7.0's deprecated ``score_pairs`` does.
+            Use :meth:`pair_distance`, or :meth:`pair_score` for a similarity
+            (``-pair_distance``, higher is more similar).
 
         Parameters
         ----------
@@ -316,17 +323,17 @@ class BaseMetricLearner(DocLinkMixin, BaseEstimator):
 
         Returns
         -------
-        scores : ndarray of shape (n_pairs,)
+        distances : ndarray of shape (n_pairs,)
         """
         warnings.warn(
-            "score_pairs is deprecated, as in metric-learn 0.7: use "
-            "pair_score (similarity, higher is more similar) or pair_distance "
-            "(the learned distance).", FutureWarning, stacklevel=2)
-        return self.pair_score(pairs)
+            "score_pairs is deprecated, as in metric-learn 0.7: it returns "
+            "the learned distance (pair_distance); use pair_distance, or "
+            "pair_score for a similarity (higher is more similar).",
+            FutureWarning, stacklevel=2)
+        return self.pair_distance(pairs)
 
 
-class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                       BaseMetricLearner):
+class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, BaseMetricLearner):
     """Methods shared by every learner of a linear map ``L`` (``components_``).
 
     Provides ``transform``, ``get_mahalanobis_matrix``, ``get_metric``,
@@ -335,12 +342,33 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     a :class:`BaseMetricLearner` (hence a scikit-learn ``BaseEstimator``), so
     ``class MyLearner(MahalanobisMixin)`` is a complete estimator base.
 
+    ``transform`` maps points, whatever the learner was fitted on, but the
+    mixin is not a scikit-learn :class:`~sklearn.base.TransformerMixin` (as
+    in metric-learn): a learner fitted on points adds it
+    (``class MyLearner(MahalanobisMixin, TransformerMixin)``) and gets
+    ``fit_transform`` and ``set_output`` (which then applies to this
+    ``transform``); a learner fitted on pairs,
+    triplets or quadruplets does not, since ``fit_transform(pairs, y)``
+    cannot mean anything and code that treats transformers specially (a
+    Pipeline, ``isinstance(est, TransformerMixin)``) must not hand it
+    tuples to transform.
+
     Parameters
     ----------
     preprocessor : array-like of shape (n_samples, n_features), callable or None, default=None
         As in :class:`BaseMetricLearner`: turns indices in pairs (and other
         tuples) into points.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        # scikit-learn's set_output wraps only a transform defined by the
+        # TransformerMixin subclass itself; give such a subclass its own
+        # reference to the transform here, before TransformerMixin's hook
+        # (later in the chain) wraps it
+        if (issubclass(cls, TransformerMixin) and "transform" not in cls.__dict__
+                and getattr(cls, "transform", None) is MahalanobisMixin.transform):
+            cls.transform = MahalanobisMixin.transform
+        super().__init_subclass__(**kwargs)
 
     @property
     def _n_features_out(self):
@@ -517,10 +545,13 @@ class PairsClassifierMixin(ClassifierMixin):
         Returns
         -------
         y_pred : ndarray of shape (n_pairs,), values in {-1, +1}
-            +1 where ``pair_distance(pairs) <= threshold_``.
+            +1 where ``-decision_function(pairs) <= threshold_``, i.e. where
+            ``pair_distance(pairs) <= threshold_``.
         """
         check_is_fitted(self, "threshold_")
-        distances = self.pair_distance(pairs)
+        # -decision_function is the learned distance; a subclass that
+        # overrides decision_function gets predictions on its own scores
+        distances = -self.decision_function(pairs)
         return np.where(distances <= self.threshold_, 1, -1)
 
     def score(self, pairs, y, sample_weight=None):
@@ -572,6 +603,12 @@ class PairsClassifierMixin(ClassifierMixin):
         Returns
         -------
         self
+
+        Raises
+        ------
+        NotFittedError
+            If the learner is not fitted (the threshold applies to its
+            learned distance).
         """
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
             raise ValueError(
@@ -579,6 +616,7 @@ class PairsClassifierMixin(ClassifierMixin):
             )
         if not np.isfinite(threshold):
             raise ValueError(f"threshold must be finite, got {float(threshold)}.")
+        check_is_fitted(self, "components_")
         self.threshold_ = float(threshold)
         return self
 
@@ -587,7 +625,9 @@ class PairsClassifierMixin(ClassifierMixin):
                             y_valid=None):
         """Choose ``threshold_`` (a distance) on labelled pairs.
 
-        Every distinct distance of ``pairs`` is a candidate cut (plus
+        Every distinct distance ``-decision_function`` of ``pairs`` (the
+        learned distance, or the negated scores of a subclass that
+        overrides :meth:`decision_function`) is a candidate cut (plus
         "predict everything dissimilar"); the threshold is set halfway
         between the chosen distance and the next larger one, so that
         predictions on these pairs are exactly those of the chosen cut.
@@ -620,7 +660,7 @@ class PairsClassifierMixin(ClassifierMixin):
         check_is_fitted(self, "components_")
         check_calibration_params(strategy=strategy, min_rate=min_rate,
                                  beta=beta)
-        distances = self.pair_distance(pairs)
+        distances = -self.decision_function(pairs)
         y = validate_pair_labels(y, distances.shape[0])
         order = np.argsort(distances, kind="stable")
         s = distances[order]

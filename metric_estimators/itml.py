@@ -45,7 +45,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
@@ -294,7 +294,7 @@ class ITML(PairsClassifierMixin, _BaseITML):
                                                  calibration_params)
 
 
-class ITML_Supervised(_BaseITML):
+class ITML_Supervised(TransformerMixin, _BaseITML):
     """ITML with pairs drawn from class labels.
 
     Draws ``n_constraints`` same-class pairs (similar) and ``n_constraints``

@@ -33,7 +33,7 @@ from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -225,7 +225,7 @@ or (n_quadruplets, 4) indices if the estimator has a ``preprocessor``
                            weights, points, rng, report)
 
 
-class LSML_Supervised(_BaseLSML):
+class LSML_Supervised(TransformerMixin, _BaseLSML):
     """LSML on quadruplets drawn from class labels.
 
     Each quadruplet joins a same-class pair ``(a, b)`` and a different-class

@@ -34,7 +34,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -300,7 +300,7 @@ class MMC(PairsClassifierMixin, _BaseMMC):
                                                  calibration_params)
 
 
-class MMC_Supervised(_BaseMMC):
+class MMC_Supervised(TransformerMixin, _BaseMMC):
     """MMC with pairs drawn from class labels.
 
     Draws ``n_constraints`` same-class (similar) and ``n_constraints``

@@ -9,7 +9,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -25,7 +25,7 @@ __all__ = ["NCA"]
 DEFAULT_TOL = 1e-5
 
 
-class NCA(MahalanobisMixin, BaseEstimator):
+class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """Neighborhood Components Analysis: maximise leave-one-out soft k-NN accuracy.
 
     NCA (Goldberger et al., NIPS 2004) learns ``L`` maximising the expected

@@ -8,7 +8,7 @@ import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -26,7 +26,7 @@ from .constraints import Constraints
 __all__ = ["RCA", "RCA_Supervised"]
 
 
-class RCA(MahalanobisMixin, BaseEstimator):
+class RCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """Relevant Component Analysis: whiten the within-chunklet covariance.
 
     RCA (Shental et al., ECCV 2002) learns from *chunklets*, small groups of

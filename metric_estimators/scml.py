@@ -39,7 +39,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -334,7 +334,7 @@ class SCML(TripletsClassifierMixin, _BaseSCML):
         return self._solve(points, idx, basis, rng, report)
 
 
-class SCML_Supervised(_BaseSCML):
+class SCML_Supervised(TransformerMixin, _BaseSCML):
     """SCML on nearest-neighbour triplets drawn from class labels.
 
     For each point, its ``k_genuine`` nearest same-class neighbours and its

@@ -29,7 +29,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.covariance import graphical_lasso
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -245,7 +245,7 @@ class SDML(PairsClassifierMixin, _BaseSDML):
                                                  calibration_params)
 
 
-class SDML_Supervised(_BaseSDML):
+class SDML_Supervised(TransformerMixin, _BaseSDML):
     """SDML with pairs drawn from class labels.
 
     Draws ``n_constraints`` same-class and ``n_constraints`` different-class

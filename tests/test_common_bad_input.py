@@ -289,7 +289,7 @@ def test_bad_input_after_fit(name):
         est.pair_distance(np.ones((2, 2, 4)))
     with pytest.raises(ValueError, match="pairs contains NaN"):
         est.pair_distance(np.full((2, 2, 3), np.nan))
-    with pytest.raises(ValueError, match="metric expects vectors with 3 features"):
+    with pytest.raises(ValueError, match="metric expects one vector of 3 features"):
         est.get_metric()(np.ones(3), np.ones(4))
 
 

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris, make_classification
+from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 
 from metric_estimators import (
@@ -300,3 +301,154 @@ def test_make_classification_scml_lda_basis_has_no_triplet_requirement():
     est = _quiet(SCML_Supervised(max_iter=500, output_iter=100,
                                  random_state=42).fit, X, y)
     assert np.all(np.isfinite(est.components_))
+
+
+# -- the pairs face -------------------------------------------------------------
+
+def _pairs_and_labels(seed=0, n=60):
+    X, y = load_iris(return_X_y=True)
+    rng = np.random.RandomState(seed)
+    i, j = rng.randint(0, len(X), (2, n))
+    keep = i != j
+    return (np.stack([X[i[keep]], X[j[keep]]], axis=1),
+            np.where(y[i[keep]] == y[j[keep]], 1, -1), X, y)
+
+
+@pytest.mark.parametrize("learner", [
+    lambda: MMC(random_state=0), lambda: SDML(balance_param=1e-4),
+    lambda: NCA(max_iter=20, random_state=0)])
+def test_score_pairs_returns_the_distance(learner):
+    """metric-learn's test_score_pairs_* / test_deprecated_score_pairs_*:
+    the deprecated ``score_pairs`` returns ``pair_distance`` (with a
+    FutureWarning), so ranking pairs by it puts the closest first."""
+    pairs, labels, X, y = _pairs_and_labels()
+    est = learner()
+    est = _quiet(est.fit, *((X, y) if isinstance(est, NCA) else (pairs, labels)))
+    with pytest.warns(FutureWarning, match="score_pairs is deprecated.*pair_distance"):
+        scores = est.score_pairs(pairs)
+    np.testing.assert_array_equal(scores, est.pair_distance(pairs))
+    np.testing.assert_array_equal(-scores, est.pair_score(pairs))
+    # an independent distance: ||L (a - b)||
+    L = est.components_
+    ref = np.linalg.norm((pairs[:, 0] - pairs[:, 1]) @ L.T, axis=1)
+    np.testing.assert_allclose(scores, ref, rtol=1e-12)
+
+
+def test_get_metric_accepts_what_metric_learn_accepts():
+    """metric-learn's test_get_metric_works_does_not_raise and
+    test_get_metric_raises_error: 1-D vectors, lists, rows (1, d) and, for a
+    one-feature model, numbers, [x] and [[x]] work; several points or the
+    wrong number of features are a ValueError."""
+    X, y = load_iris(return_X_y=True)
+    est = _quiet(NCA(max_iter=10, random_state=0).fit, X, y)
+    metric = est.get_metric()
+    d01 = np.linalg.norm(est.components_ @ (X[0] - X[1]))
+    for u, v in [(X[0], X[1]), (X[0].tolist(), X[1].tolist()),
+                 (X[0][None], X[1][None]), (X[0][:, None], X[1]),
+                 (X[0][None, None], X[1][None])]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert metric(u, v) == pytest.approx(d01, rel=1e-12)
+    for u, v in [(X[0].tolist() + [5.2], X[1]), (X[0:4], X[1:5]),
+                 (X[0].tolist() + [5.2], X[1].tolist() + [7.2])]:
+        with pytest.raises(ValueError):
+            metric(u, v)
+    one = _quiet(NCA(max_iter=10).fit, X[:, :1], y)
+    one_metric = one.get_metric()
+    scale = abs(one.components_[0, 0])
+    for u, v in [(5, 6.7), ([5], [6.7]), ([[5]], [[6.7]])]:
+        assert one_metric(u, v) == pytest.approx(scale * 1.7, rel=1e-12)
+    with pytest.raises(ValueError):
+        one_metric([[5], [6]], [[6.7], [1.0]])
+
+
+@pytest.mark.parametrize("make", [lambda: MMC(), lambda: SDML()])
+def test_set_threshold_on_an_unfitted_pairs_learner_raises(make):
+    """metric-learn's test_unset_threshold / set_threshold tests on
+    unfitted learners: NotFittedError, and no ``threshold_`` is set."""
+    from sklearn.exceptions import NotFittedError
+
+    est = make()
+    with pytest.raises(NotFittedError):
+        est.set_threshold(0.5)
+    assert not hasattr(est, "threshold_")
+    pairs, labels, _, _ = _pairs_and_labels()
+    est = _quiet(make().fit, pairs, labels)
+    assert est.set_threshold(0.5).threshold_ == 0.5
+
+
+def test_pairs_learners_are_not_transformers_but_transform_points():
+    """metric-learn's test_fit_transform (pairs learners have no
+    fit_transform) and its pipeline tests: a learner fitted on tuples maps
+    points with ``transform`` but is not a TransformerMixin; the learners
+    fitted on points are."""
+    from sklearn.base import TransformerMixin
+    from sklearn.pipeline import make_pipeline
+
+    from metric_estimators import (ITML, LSML, ITML_Supervised,
+                                   LSML_Supervised)
+
+    pairs, labels, X, y = _pairs_and_labels()
+    for cls in (ITML, MMC, SDML, SCML, LSML):
+        assert not issubclass(cls, TransformerMixin), cls
+        assert not hasattr(cls, "fit_transform"), cls
+        assert not hasattr(cls, "set_output"), cls
+    for cls in (ITML_Supervised, MMC_Supervised, SDML_Supervised,
+                SCML_Supervised, LSML_Supervised, NCA, LFDA, RCA,
+                RCA_Supervised):
+        assert issubclass(cls, TransformerMixin), cls
+    est = _quiet(MMC(random_state=0).fit, pairs, labels)
+    np.testing.assert_allclose(est.transform(X), X @ est.components_.T)
+    sup = MMC_Supervised(random_state=0)
+    Z = _quiet(sup.fit_transform, X, y)
+    np.testing.assert_allclose(Z, X @ sup.components_.T)
+    pipe = _quiet(make_pipeline(MMC_Supervised(random_state=0),
+                                KNeighborsClassifier(3)).fit, X, y)
+    assert pipe.score(X, y) > 0.8
+
+
+class _ReversedScores(MMC):
+    """A pairs learner whose only change is its decision_function (scores in
+    the order opposite to a good learner's), as metric-learn's
+    MockBadPairsClassifier in test_calibrate_threshold_extreme."""
+
+    def decision_function(self, pairs):
+        return np.arange(np.shape(pairs)[0], dtype=float)
+
+
+def test_predict_and_calibration_follow_an_overridden_decision_function():
+    """metric-learn's test_calibrate_threshold_extreme: ``predict`` and
+    ``calibrate_threshold`` go through ``decision_function``, so a subclass
+    that overrides only that method is calibrated on its own scores."""
+    pairs, _, _, _ = _pairs_and_labels()
+    pairs = pairs[:7]
+    est = _quiet(_ReversedScores(random_state=0).fit, pairs,
+                 [1, -1, 1, -1, 1, -1, -1])
+    # more dissimilar than similar, and the similar ones score lowest:
+    # rejecting everything is the most accurate cut
+    y = [1, 1, 1, -1, -1, -1, -1]
+    est.calibrate_threshold(pairs, y, strategy="accuracy")
+    np.testing.assert_array_equal(est.predict(pairs), -np.ones(7))
+    est.calibrate_threshold(pairs, y, strategy="max_tnr", min_rate=0.0)
+    np.testing.assert_array_equal(est.predict(pairs), -np.ones(7))
+    y = [1, 1, 1, 1, -1, -1, -1]
+    est.calibrate_threshold(pairs, y, strategy="accuracy")
+    np.testing.assert_array_equal(est.predict(pairs), np.ones(7))
+    est.calibrate_threshold(pairs, y, strategy="max_tpr", min_rate=0.0)
+    np.testing.assert_array_equal(est.predict(pairs), np.ones(7))
+    y = [1, -1, 1, -1, 1, -1]
+    est.calibrate_threshold(pairs[:6], y, strategy="f_beta", beta=1.0)
+    np.testing.assert_array_equal(est.predict(pairs[:6]), np.ones(6))
+    # the cut is on -decision_function: a threshold between two scores
+    est.set_threshold(-2.5)
+    np.testing.assert_array_equal(est.predict(pairs),
+                                  np.where(-np.arange(7.0) <= -2.5, 1, -1))
+
+
+def test_predict_of_a_plain_learner_is_the_distance_rule():
+    pairs, labels, _, _ = _pairs_and_labels()
+    est = _quiet(MMC(random_state=0).fit, pairs, labels)
+    d = est.pair_distance(pairs)
+    t = np.median(d)
+    est.set_threshold(t)
+    np.testing.assert_array_equal(est.predict(pairs), np.where(d <= t, 1, -1))
