@@ -23,7 +23,7 @@ from ._kernels.edges import edges_to_matrix, matrix_to_edges
 from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
 from .base import DocLinkMixin
-from ._validation import check_signed_graph_has_negative
+from ._validation import check_signed_graph_has_negative, check_sparse_signed_graph
 from ._problems.correlation_clustering import (
     WeightedCorrelationLP,
     gamma_stages,
@@ -337,7 +337,7 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
 
     def _fit_sparse(self, A, report):
         """The sparse path: the LP over the edges, cycle inequalities by shortest paths."""
-        graph = SparseSignedGraph(A)
+        graph = SparseSignedGraph(check_sparse_signed_graph(A))
         check_signed_graph_has_negative(graph.csr, self)
         n, m = graph.n, graph.a.size
         w_scale = power_of_two_scale(graph.a, center=False)

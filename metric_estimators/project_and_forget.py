@@ -29,13 +29,17 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from ._docstrings import fill_doc
 from ._problems.logdet import (
-    check_bounds,
     default_bounds,
     identical_different_class_pairs,
     prior_matrix,
 )
 from ._reporting import FitReport, convergence_warning
-from ._validation import power_of_two_scale, validate_labelled_points
+from ._validation import (
+    check_bounds,
+    check_prior,
+    power_of_two_scale,
+    validate_labelled_points,
+)
 from .base import MahalanobisMixin, components_from_matrix
 from .solvers.active_sets import LogDetPairConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
@@ -167,7 +171,8 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
         X = np.ascontiguousarray(X, dtype=np.float64)
         n, d = X.shape
         rng = check_random_state(self.random_state)
-        A0 = prior_matrix(self.prior, X, d, rng)
+        prior = check_prior(self.prior, d)
+        A0 = prior_matrix(prior, X, d, rng)
         if bounds is None:
             low, high = default_bounds(X, A0, rng)
         else:

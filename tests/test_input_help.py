@@ -14,7 +14,7 @@ from metric_estimators import (
     ITML_Supervised,
     MetricNearness,
 )
-from metric_estimators._problems.logdet import check_bounds
+from metric_estimators._validation import check_bounds
 from metric_estimators._validation import (
     check_int,
     check_signed_graph_has_negative,
