@@ -2,7 +2,8 @@
 
 Factors of positive semi-definite matrices (:func:`psd_factor`), the
 positive-definiteness test of a matrix computed from data
-(:func:`check_positive_definite`) and the initial linear map of learners that
+(:func:`check_positive_definite`), the factor ``C`` of ``A = C C^T`` that
+maps points to a learned metric's space (:func:`gram_factor`) and the initial linear map of learners that
 optimise ``L`` directly (:func:`initialize_components`).  This module imports
 only numpy, scipy, scikit-learn and the leaves :mod:`~metric_estimators.exceptions`
 and :mod:`~metric_estimators._validation`.
@@ -15,7 +16,8 @@ from sklearn.utils import check_random_state
 from ._validation import check_array_2d
 from .exceptions import NonPSDError
 
-__all__ = ["check_positive_definite", "initialize_components", "psd_factor"]
+__all__ = ["check_positive_definite", "gram_factor", "initialize_components",
+           "psd_factor"]
 
 
 def psd_factor(M, *, name="M"):
@@ -153,3 +155,16 @@ def initialize_components(init, X, y, n_components, random_state):
         lda = LinearDiscriminantAnalysis(n_components=n_components).fit(X, y)
         return lda.scalings_.T[:n_components].copy()
     raise ValueError(f"Unknown init {init!r}.")
+
+
+def gram_factor(A):
+    """Return ``C`` with ``A = C C^T`` (Cholesky, else eigenvalues clipped at 0).
+
+    For a symmetric PSD ``A`` (a learned Mahalanobis matrix): ``X @ C`` maps
+    points to a space where ``A``'s distances are Euclidean.
+    """
+    try:
+        return np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        w, Q = np.linalg.eigh((A + A.T) / 2)
+        return Q * np.sqrt(np.maximum(w, 0.0))
