@@ -28,6 +28,7 @@ __all__ = [
     "check_int",
     "dissimilar_identical_mask",
     "check_signed_graph_has_negative",
+    "check_sparse_edge_weights",
     "check_sparse_signed_graph",
     "plain",
     "check_pd_matrix",
@@ -870,3 +871,29 @@ def check_sparse_signed_graph(A, name="A"):
             f"non-zero weight, an absent entry means no information. "
             f"Drop stored zeros with {name}.eliminate_zeros().")
     return M
+
+
+def check_sparse_edge_weights(W, D):
+    """Check sparse ``sample_weight``: finite, symmetric, stored on D's edges only."""
+    W = sparse.csr_matrix(W, dtype=np.float64)
+    W.sum_duplicates()
+    if not np.all(np.isfinite(W.data)):
+        raise ValueError("sample_weight contains NaN or infinity.")
+    asym = abs(W - W.T)
+    if asym.nnz and asym.max() > 1e-10 * max(abs(W).max(), 1e-300):
+        raise ValueError("sample_weight must be symmetric.")
+    PW = sparse.csr_matrix((np.ones(W.nnz), W.indices, W.indptr),
+                           shape=W.shape)
+    PW.setdiag(0)
+    PW.eliminate_zeros()
+    PD = sparse.csr_matrix((np.ones(D.nnz), D.indices, D.indptr),
+                           shape=D.shape)
+    off = PW - PW.multiply(PD)
+    off.eliminate_zeros()
+    if off.nnz:
+        r, c = off.nonzero()
+        raise ValueError(
+            f"sample_weight has a stored entry at ({r[0]}, {c[0]}), which is "
+            f"not an edge of D ({off.nnz} such entries): weights apply to "
+            f"the stored entries of a sparse D only.")
+    return W

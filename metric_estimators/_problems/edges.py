@@ -1,0 +1,26 @@
+"""Edge vectors of complete graphs: the variables of the metric problems.
+
+Metric nearness and correlation clustering on a dense matrix work on the
+edge vector of the complete graph on ``n`` nodes, numbered row by row
+``(0, 1), (0, 2), ..., (0, n-1), (1, 2), ...`` (see
+:mod:`metric_estimators._kernels.edges`).  :func:`edge_vector` and
+:func:`edge_matrix` convert between a symmetric matrix and that vector.
+"""
+
+import numpy as np
+
+from .._kernels.edges import edges_to_matrix, matrix_to_edges
+
+__all__ = ["edge_matrix", "edge_vector"]
+
+
+def edge_vector(M):
+    """The upper triangle of the square matrix ``M`` as an edge vector."""
+    return matrix_to_edges(M)
+
+
+def edge_matrix(x, n):
+    """The symmetric ``(n, n)`` matrix (zero diagonal) of the edge vector ``x``."""
+    X = np.empty((n, n))
+    edges_to_matrix(x, n, X)
+    return X
