@@ -39,7 +39,7 @@ from the previous duals scaled by the gamma ratio (:meth:`rescale_gamma`).
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from .._kernels.cc_weighted import project_pairs_w, project_pairs_w_subset
+from .._kernels.cc_pair_projections import project_pairs_w, project_pairs_w_subset
 from .._kernels.edges import edges_to_matrix
 from .._kernels.shortest_paths import apsp
 

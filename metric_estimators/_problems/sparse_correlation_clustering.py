@@ -29,10 +29,8 @@ only within balls (pivot rounding); the local search
 import numpy as np
 from scipy import sparse
 
-from .._kernels.sparse_graph import (
-    ball_pivot,
-    sparse_cost,
-)
+from .._kernels.correlation_clustering import sparse_cost
+from .._kernels.sparse_graph import ball_pivot
 
 __all__ = ["SparseSignedGraph", "sparse_clustering_cost",
            "sparse_pivot_rounding"]

@@ -12,8 +12,8 @@ See :mod:`metric_estimators.solvers.oracles` for the calling convention.
 
 import numpy as np
 
-from ..._kernels.cc_weighted import short_edge_triangles
 from ..._kernels.edges import edges_to_matrix
+from ..._kernels.short_edge_triangles import short_edge_triangles
 from ..._kernels.shortest_paths import apsp, violated_paths
 from ..._kernels.triangle_oracle import violated_triangles
 
@@ -160,7 +160,7 @@ class ShortEdgeTriangleOracle:
     than ``thr`` has ``x_ik + x_kj < x_ij - thr``, so both of its other edges
     are short, and on correlation-clustering iterates of sparse signed graphs
     (almost every pair near 1) the short edges form a sparse graph
-    (:func:`~metric_estimators._kernels.cc_weighted.short_edge_triangles`).
+    (:func:`~metric_estimators._kernels.short_edge_triangles.short_edge_triangles`).
     When the short graph gets dense (more than ``dense_fraction`` of the
     pairs, e.g. a planted partition with large clusters), a call falls back
     to :class:`DenseTriangleOracle` (created on first use, ``O(n^2)`` memory).
