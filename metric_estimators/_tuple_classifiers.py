@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
     check_no_tuple_labels,
-    plain,
+    for_message,
     validate_labelled_pairs,
     validate_pair_labels,
     validate_tuples,
@@ -140,7 +140,7 @@ class PairsClassifierMixin(ClassifierMixin):
         """
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
             raise ValueError(
-                f"threshold must be a real number (a distance), got {plain(threshold)!r}."
+                f"threshold must be a real number (a distance), got {for_message(threshold)!r}."
             )
         if not np.isfinite(threshold):
             raise ValueError(f"threshold must be finite, got {float(threshold)}.")
@@ -450,8 +450,8 @@ def check_calibration_params(strategy="accuracy", min_rate=None, beta=1.0):
             raise ValueError(f"strategy={strategy!r} needs min_rate in [0, 1].")
         if (isinstance(min_rate, bool) or not isinstance(min_rate, numbers.Real)
                 or not 0 <= min_rate <= 1):
-            raise ValueError(f"min_rate must be a number in [0, 1], got {plain(min_rate)!r}.")
+            raise ValueError(f"min_rate must be a number in [0, 1], got {for_message(min_rate)!r}.")
     if strategy == "f_beta":
         if (isinstance(beta, bool) or not isinstance(beta, numbers.Real)
                 or not (beta >= 0 and np.isfinite(beta))):
-            raise ValueError(f"beta must be a number >= 0, got {plain(beta)!r}.")
+            raise ValueError(f"beta must be a number >= 0, got {for_message(beta)!r}.")

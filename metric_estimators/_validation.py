@@ -30,7 +30,7 @@ __all__ = [
     "check_signed_graph_has_negative",
     "check_sparse_edge_weights",
     "check_sparse_signed_graph",
-    "plain",
+    "for_message",
     "check_pd_matrix",
     "check_prior",
     "check_n_components",
@@ -63,7 +63,7 @@ _MAX_PLAIN_LEVELS = 10
 _MIN_PER_LEVEL = 5
 
 
-def plain(value):
+def for_message(value):
     """``value`` with numpy scalars turned into Python numbers, for messages.
 
     ``repr(np.float64(0.5))`` is ``'np.float64(0.5)'`` under numpy 2; error
@@ -75,7 +75,7 @@ def plain(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, (tuple, list)):
-        return type(value)(plain(v) for v in value)
+        return type(value)(for_message(v) for v in value)
     return value
 
 
@@ -110,7 +110,7 @@ def parse_memory(value, name):
             f"{type(value).__name__}."
         )
     if size < 1:
-        raise ValueError(f"{name}={plain(value)!r} must be at least 1 byte.")
+        raise ValueError(f"{name}={for_message(value)!r} must be at least 1 byte.")
     return size
 
 
@@ -276,7 +276,7 @@ def validate_ordered_points(estimator, X, y):
     if levels.size < 2:
         raise ValueError(
             f"{name} needs at least 2 distinct label values in y (ordered "
-            f"levels); got only {plain(levels[0])!r} (1 class)."
+            f"levels); got only {for_message(levels[0])!r} (1 class)."
         )
     if (levels.size > _MAX_PLAIN_LEVELS
             and n_samples < _MIN_PER_LEVEL * levels.size):
@@ -750,7 +750,7 @@ def check_pd_matrix(M, name, size=None, *, tol=1e-10):
 def check_int(value, name, minimum):
     """Check an integer parameter (used where _parameter_constraints cannot)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {plain(value)!r}.")
+        raise TypeError(f"{name} must be an integer, got {for_message(value)!r}.")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}.")
     return int(value)
@@ -798,12 +798,12 @@ def renamed_parameter(estimator, old, new, default, *, stacklevel=4):
     name = type(estimator).__name__
     if not (value_new is default or value_new == default):
         raise ValueError(
-            f"{name} got both {old}={plain(value_old)!r} (metric-learn's name) and "
-            f"{new}={plain(value_new)!r}; pass only {new}."
+            f"{name} got both {old}={for_message(value_old)!r} (metric-learn's name) and "
+            f"{new}={for_message(value_new)!r}; pass only {new}."
         )
     warnings.warn(
         f"{name}: {old} is metric-learn's name of {new}; use "
-        f"{new}={plain(value_old)!r} (accepted for now, removed in a future "
+        f"{new}={for_message(value_old)!r} (accepted for now, removed in a future "
         "release).", FutureWarning, stacklevel=stacklevel)
     return value_old
 
@@ -820,12 +820,12 @@ def check_bounds(bounds):
         arr = np.asarray([], dtype=object)
     if arr.dtype.kind not in "iuf" or arr.size != 2:
         raise ValueError(
-            f"bounds must be two numbers (low, high), got {plain(bounds)!r}."
+            f"bounds must be two numbers (low, high), got {for_message(bounds)!r}."
         )
     # any array-like of two numbers: (low, high), [[low, high]] (metric-learn)
     low, high = (float(b) for b in arr.ravel())
     if not (np.isfinite(low) and np.isfinite(high)):
-        raise ValueError(f"bounds must be finite, got {plain(bounds)!r}.")
+        raise ValueError(f"bounds must be finite, got {for_message(bounds)!r}.")
     if low <= 0:
         raise ValueError(
             f"bounds must be positive squared distances, got low={low}."

@@ -167,6 +167,7 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
         self.components_ = components_from_matrix(M, name="the learned matrix")
         self.bounds_ = np.array([low, high])
         self.n_iter_ = int(result.n_iter)
+        self.converged_ = bool(result.converged)
         self.convergence_curve_ = np.asarray(result.history["residual"])
         self.loss_curve_ = np.asarray(result.history["objective"])
         self.n_active_curve_ = np.asarray(result.history["n_active"],
@@ -224,6 +225,9 @@ class ITML(PairsClassifierMixin, _BaseITML):
         ``(low, high)`` bounds on squared distances used.
     n_iter_ : int
         Number of iterations run.
+    converged_ : bool
+        Whether the convergence measure reached ``tol`` within ``max_iter``
+        iterations.
     convergence_curve_ : ndarray of shape (n_iter,)
         The sweep's convergence measure in each iteration.
     loss_curve_ : ndarray of shape (n_iter,)

@@ -32,8 +32,8 @@ from ._problems.lmnn import (
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._validation import (
     check_n_components,
+    for_message,
     parse_memory,
-    plain,
     power_of_two_scale,
     renamed_parameter,
     validate_points,
@@ -457,7 +457,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         if small.size:
             warnings.warn(
                 f"{small.size} class(es) have at most n_neighbors="
-                f"{n_neighbors} samples (e.g. class {plain(small[0])!r} with "
+                f"{n_neighbors} samples (e.g. class {for_message(small[0])!r} with "
                 f"{counts[counts <= n_neighbors][0]}); their points get "
                 "fewer target neighbours.",
                 UserWarning,

@@ -1,4 +1,7 @@
-"""Kernels of the W-weighted correlation-clustering LP: pair projections, short-edge oracle."""
+"""Kernels of the W-weighted correlation-clustering LP.
+
+The pair projections, the triangle projection and the short-edge oracle.
+"""
 
 import numpy as np
 import pytest
@@ -56,9 +59,9 @@ def test_pair_projection_is_weight_independent_in_x_and_scales_duals():
     for w in (np.ones(m), np.array([0.01, 0.1, 1.0, 10.0, 100.0])):
         x = np.zeros(m)
         f = np.full(m, -1.0)
-        zA, zB = np.zeros(m), np.zeros(m)
-        project_pairs_w(x, f, d, w, zA, zB)
-        out.append((x, f, zA / w, zB / w))
+        z_above, z_below = np.zeros(m), np.zeros(m)
+        project_pairs_w(x, f, d, w, z_above, z_below)
+        out.append((x, f, z_above / w, z_below / w))
     for a, b in zip(*out):
         np.testing.assert_allclose(a, b)
     # the result is feasible for the pair constraints

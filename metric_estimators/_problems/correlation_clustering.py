@@ -78,8 +78,8 @@ class WeightedCorrelationLP:
 
     Attributes
     ----------
-    x, f, zA, zB : ndarray of shape (m,)
-        Iterate and pair duals (``zA`` of ``x - f <= d``, ``zB`` of
+    x, f, z_above, z_below : ndarray of shape (m,)
+        Iterate and pair duals (``z_above`` of ``x - f <= d``, ``z_below`` of
         ``d - x <= f``), in the units of the projection.
     w, d, winv : ndarray of shape (m,)
         LP weights, targets (= regulariser centre) and ``1 / r``.
@@ -98,8 +98,8 @@ class WeightedCorrelationLP:
         self.gamma = float(gamma)
         self.x = self.d.copy()
         self.f = np.where(self.fpos, -self.gamma, 0.0)
-        self.zA = np.zeros(a.size)
-        self.zB = np.zeros(a.size)
+        self.z_above = np.zeros(a.size)
+        self.z_below = np.zeros(a.size)
         self.active = active_factory(self.x, self.winv)
         self._touched = np.empty(0, dtype=np.int64)
         self._full_next = True
@@ -121,21 +121,24 @@ class WeightedCorrelationLP:
                         + np.sum(self.w[fp] * self.f[fp] ** 2))
                      / (2.0 * self.gamma))
 
-    def _atz(self):
-        # G^T z on x and on f (triangles and pairs)
+    def _dual_combination(self):
+        """``G^T z``: the constraint rows weighted by their duals, on x and on f.
+
+        Triangles (or cycles) and pairs; returns ``(dual_x, dual_f)``.
+        """
         m = self.x.size
         act = self.active
-        ux = self.zA - self.zB
+        dual_x = self.z_above - self.z_below
         if len(act) and act.triangles:
-            ux = (ux + np.bincount(act.edge, act.z, minlength=m)
-                  - np.bincount(act.path[0::2], act.z, minlength=m)
-                  - np.bincount(act.path[1::2], act.z, minlength=m))
+            dual_x = (dual_x + np.bincount(act.edge, act.z, minlength=m)
+                      - np.bincount(act.path[0::2], act.z, minlength=m)
+                      - np.bincount(act.path[1::2], act.z, minlength=m))
         elif len(act):
             # cycle constraints with paths of any length (sparse graphs)
             zp = np.repeat(act.z, np.diff(act.ptr))
-            ux = (ux + np.bincount(act.edge, act.z, minlength=m)
-                  - np.bincount(act.path, zp, minlength=m))
-        return ux, -(self.zA + self.zB)
+            dual_x = (dual_x + np.bincount(act.edge, act.z, minlength=m)
+                      - np.bincount(act.path, zp, minlength=m))
+        return dual_x, -(self.z_above + self.z_below)
 
     def dual_gap(self):
         """Return ``(P, g)``: the QP value at ``(x, f)`` and the dual value.
@@ -145,7 +148,7 @@ class WeightedCorrelationLP:
         ``g = (z^T (G v0 - h) - 1/2 |G^T z|^2_{R^-1}) / gamma - gamma/2 sum w``.
         """
         gam = self.gamma
-        ux, uf = self._atz()
+        dual_x, dual_f = self._dual_combination()
         act = self.active
         tri = 0.0
         if len(act) and act.triangles:
@@ -157,10 +160,10 @@ class WeightedCorrelationLP:
             dp = np.add.reduceat(d[act.path], act.ptr[:-1]) if act.path.size \
                 else np.zeros(len(act))
             tri = float(np.sum(act.z * (d[act.edge] - dp)))
-        lin = tri + gam * float(np.sum(self.zA + self.zB))
+        lin = tri + gam * float(np.sum(self.z_above + self.z_below))
         fp = self.fpos
-        quad = float(np.sum(ux ** 2 * self.winv)
-                     + np.sum(uf[fp] ** 2 / self.w[fp]))
+        quad = float(np.sum(dual_x ** 2 * self.winv)
+                     + np.sum(dual_f[fp] ** 2 / self.w[fp]))
         g = (lin - 0.5 * quad) / gam - 0.5 * gam * float(np.sum(self.w))
         return self.qp_objective(), g
 
@@ -173,16 +176,17 @@ class WeightedCorrelationLP:
         in [0, 4].  ``G^T z`` is computed from the duals themselves, so the
         bound holds whatever the accuracy of the solve.
         """
-        ux, uf = self._atz()
+        dual_x, dual_f = self._dual_combination()
         fp = self.fpos
-        hz = float(np.sum(self.d * (self.zA - self.zB)))
+        bound_dot_duals = float(np.sum(self.d * (self.z_above - self.z_below)))
         gam = self.gamma
         w = self.w[fp]
-        uf = uf[fp]
+        dual_f = dual_f[fp]
 
         def bound(t):
-            return (-t * hz / gam + np.minimum(t * ux / gam, 0).sum()
-                    + np.minimum(w + t * uf / gam, 0).sum())
+            return (-t * bound_dot_duals / gam
+                    + np.minimum(t * dual_x / gam, 0).sum()
+                    + np.minimum(w + t * dual_f / gam, 0).sum())
 
         r = minimize_scalar(lambda t: -bound(t), bounds=(0.0, 4.0),
                             method="bounded", options={"xatol": 1e-10})
@@ -195,23 +199,25 @@ class WeightedCorrelationLP:
         primal-dual relation ``v = v0 - R^-1 G^T z``, ``v0 = (d, -gamma_new)``.
         """
         t = gamma_new / self.gamma
-        self.zA *= t
-        self.zB *= t
+        self.z_above *= t
+        self.z_below *= t
         self.active.z *= t
         self.gamma = float(gamma_new)
-        ux, uf = self._atz()
-        self.x[:] = self.d - self.winv * ux
+        dual_x, dual_f = self._dual_combination()
+        self.x[:] = self.d - self.winv * dual_x
         self.f[:] = np.where(self.fpos, -self.gamma
-                             - uf / np.where(self.fpos, self.w, 1.0), 0.0)
+                             - dual_f / np.where(self.fpos, self.w, 1.0), 0.0)
 
     # -- pieces for the driver ---------------------------------------------
     def pair_pass(self):
         """One Hildreth pass over the pair constraints alone; returns its residual.
 
-        The continuation (:func:`metric_estimators.solvers.continuation.solve_continuation`)
+        The continuation
+        (:func:`metric_estimators.solvers.continuation.solve_continuation`)
         repeats it before each stage, before any triangle is known.
         """
-        return project_pairs_w(self.x, self.f, self.d, self.w, self.zA, self.zB)
+        return project_pairs_w(self.x, self.f, self.d, self.w, self.z_above,
+                               self.z_below)
 
     def fixed_pass(self, x):
         """Hildreth pass over the pair constraints, the driver's fixed pass.
@@ -233,9 +239,10 @@ class WeightedCorrelationLP:
                 self._touched = np.flatnonzero(mask)
             else:
                 self._touched = np.empty(0, dtype=np.int64)
-            return project_pairs_w(x, self.f, self.d, self.w, self.zA, self.zB)
-        return project_pairs_w_subset(x, self.f, self.d, self.w, self.zA,
-                                      self.zB, self._touched)
+            return project_pairs_w(x, self.f, self.d, self.w, self.z_above,
+                                   self.z_below)
+        return project_pairs_w_subset(x, self.f, self.d, self.w, self.z_above,
+                                      self.z_below, self._touched)
 
     def make_stop_rule(self, tol, gap_tol):
         """Veldt et al.'s rule: constraints within ``tol``, relative gap within ``gap_tol``.
