@@ -3,10 +3,11 @@
 Factors of positive semi-definite matrices (:func:`psd_factor`), the
 positive-definiteness test of a matrix computed from data
 (:func:`check_positive_definite`), the factor ``C`` of ``A = C C^T`` that
-maps points to a learned metric's space (:func:`gram_factor`) and the initial linear map of learners that
-optimise ``L`` directly (:func:`initialize_components`).  This module imports
-only numpy, scipy, scikit-learn and the leaves :mod:`~metric_estimators.exceptions`
-and :mod:`~metric_estimators._validation`.
+maps points to a learned metric's space (:func:`gram_factor`) and the
+initial linear map of learners that optimise ``L`` directly
+(:func:`initialize_components`).  This module imports only numpy, scipy,
+scikit-learn and the leaves :mod:`~metric_estimators.exceptions` and
+:mod:`~metric_estimators._validation`.
 """
 
 import numpy as np
