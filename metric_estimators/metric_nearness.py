@@ -16,8 +16,8 @@ from scipy import sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ._problems.edges import edge_matrix, edge_vector
-from ._problems.metric_nearness import NearnessObjective, sparse_edges
+from ._problems.edges import edge_matrix, edge_vector, sparse_edges
+from ._problems.metric_nearness import NearnessObjective
 from ._reporting import FitReport, convergence_warning
 from ._validation import (
     check_sparse_edge_weights,

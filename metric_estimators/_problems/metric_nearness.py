@@ -6,7 +6,7 @@ Brickell, Dhillon, Sra & Tropp (SIAM J. Matrix Anal. Appl. 2008)::
     subject to  x_uv <= sum_{f in P} x_f          divergence, unweighted)
 
 over the edges of a complete graph (:func:`~metric_estimators._problems.edges.edge_vector`)
-or of a sparse graph (:func:`sparse_edges`), for every path ``P`` from ``u``
+or of a sparse graph (:func:`~metric_estimators._problems.edges.sparse_edges`), for every path ``P`` from ``u``
 to ``v``.  The cycle inequalities are the active set's
 (:class:`~metric_estimators.solvers.active_sets.CycleConstraints`); this
 module holds the objective and the projection onto ``x >= 0``
@@ -16,32 +16,15 @@ fixed pass.
 """
 
 import numpy as np
-from scipy import sparse
 
 from .._kernels.cycle_projections import project_nonnegative
 
-__all__ = ["NearnessObjective", "kl_divergence", "sparse_edges"]
+__all__ = ["NearnessObjective", "kl_divergence"]
 
 
 def kl_divergence(x, d):
     """Generalised KL divergence ``sum x log(x / d) - x + d`` (``x, d > 0``)."""
     return float(np.sum(x * np.log(x / d) - x + d))
-
-
-def sparse_edges(D):
-    """The edges of the sparse symmetric ``D``: ``(rows, cols, d)``.
-
-    ``rows[e] < cols[e]``, sorted by ``(row, col)``, and ``d[e]`` the stored
-    value; a stored zero is an edge of length 0.
-    """
-    U = sparse.triu(D, k=1).tocoo()
-    # stored zeros are edges of length 0
-    rows = U.row.astype(np.int64)
-    cols = U.col.astype(np.int64)
-    order = np.lexsort((cols, rows))
-    rows, cols = rows[order], cols[order]
-    d = np.asarray(U.data, dtype=np.float64)[order]
-    return rows, cols, d
 
 
 class NearnessObjective:

@@ -31,6 +31,7 @@ from scipy import sparse
 
 from .._kernels.correlation_clustering import sparse_cost
 from .._kernels.sparse_graph import ball_pivot
+from .edges import sparse_edges
 
 __all__ = ["SparseSignedGraph", "sparse_clustering_cost",
            "sparse_pivot_rounding"]
@@ -61,12 +62,7 @@ class SparseSignedGraph:
     def __init__(self, M):
         self.n = int(M.shape[0])
         self.csr = M
-        U = sparse.triu(M, k=1).tocoo()
-        rows = U.row.astype(np.int64)
-        cols = U.col.astype(np.int64)
-        order = np.lexsort((cols, rows))
-        self.rows, self.cols = rows[order], cols[order]
-        self.a = np.asarray(U.data, dtype=np.float64)[order]
+        self.rows, self.cols, self.a = sparse_edges(M)
 
     def edge_matrix(self, values):
         """Symmetric CSR matrix on the graph's pattern holding ``values`` per edge.
