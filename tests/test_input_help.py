@@ -14,11 +14,11 @@ from metric_estimators import (
     ITML_Supervised,
     MetricNearness,
 )
-from metric_estimators._problems.logdet import check_bounds
+from metric_estimators._validation import check_bounds
 from metric_estimators._validation import (
     check_int,
     check_signed_graph_has_negative,
-    plain,
+    for_message,
     validate_ordered_points,
 )
 from metric_estimators.constraints import Constraints
@@ -101,10 +101,10 @@ def test_metric_nearness_similarity_hints_one_minus_s(sparse_input):
 # -- no numpy reprs in messages ------------------------------------------------
 
 def test_plain_turns_numpy_scalars_into_python():
-    assert repr(plain(np.float64(0.0))) == "0.0"
-    assert repr(plain((np.int64(1), np.float32(2.5)))) == "(1, 2.5)"
-    assert repr(plain(np.array([1.0, 2.0]))) == "[1.0, 2.0]"
-    assert plain("a") == "a"
+    assert repr(for_message(np.float64(0.0))) == "0.0"
+    assert repr(for_message((np.int64(1), np.float32(2.5)))) == "(1, 2.5)"
+    assert repr(for_message(np.array([1.0, 2.0]))) == "[1.0, 2.0]"
+    assert for_message("a") == "a"
 
 
 @pytest.mark.parametrize("call", [

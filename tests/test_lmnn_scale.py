@@ -347,9 +347,9 @@ def test_auto_budget_scales_with_the_data():
     cap, budget = mod.impostor_budget("auto", "auto", big)
     assert budget == mod.AUTO_MEMORY_FACTOR * big.nbytes
     assert cap == budget // mod.PAIR_BYTES
-    assert mod.impostor_budget("auto", "1GB", small) == (10**9 // mod.PAIR_BYTES, 10**9)
+    assert mod.impostor_budget("auto", 10**9, small) == (10**9 // mod.PAIR_BYTES, 10**9)
     # an int max_impostors is the cap itself (PyLMNN's meaning)
-    assert mod.impostor_budget(1234, "1GB", small) == (1234, None)
+    assert mod.impostor_budget(1234, 10**9, small) == (1234, None)
 
 
 def test_impostor_memory_sets_the_cap_and_the_warning_prices_the_exact_loss():

@@ -108,7 +108,7 @@ def run(job: dict) -> dict:
             n_active_end=int(est.n_active_),
             n_active_peak=int(max(h["n_active"]) if h["n_active"] else 0),
             n_violated_end=int(est.n_violated_),
-            max_violation=float(est.max_violation_),
+            max_violation=float(est.violation_),
             bounds=[float(b) for b in est.bounds_],
             oracle_time_mean=float(np.mean(h["oracle_time"])),
             oracle_time_total=float(np.sum(h["oracle_time"])),
