@@ -188,7 +188,7 @@ class ClassLabels(NamedTuple):
 
 
 def validate_labelled_points(estimator, X, y, *, single_sample_reason=None,
-                             min_classes=2):
+                             min_classes=2, minus_one_note=False):
     """Validate points and class labels for a learner fitted on ``(X, y)``.
 
     The fit prelude of every learner that draws its supervision from class
@@ -207,6 +207,11 @@ def validate_labelled_points(estimator, X, y, *, single_sample_reason=None,
         error when every class has a single sample ends with this reason.
     min_classes : {1, 2}, default=2
         Fewest classes ``y`` must hold.
+    minus_one_note : bool, default=False
+        For the learners whose metric-learn counterpart draws its
+        constraints with ``Constraints(y)``, where -1 means "unknown": warn
+        when ``y`` holds -1 besides at least two other classes (partial
+        labels, as ported code passes them), since -1 is a class here.
 
     Returns
     -------
@@ -228,6 +233,16 @@ def validate_labelled_points(estimator, X, y, *, single_sample_reason=None,
         raise ValueError(
             f"Every class has a single sample: {single_sample_reason}."
         )
+    if (minus_one_note and labels.classes.dtype.kind in "iuf"
+            and labels.classes.size >= 3 and np.any(labels.classes == -1)):
+        name = type(estimator).__name__
+        warnings.warn(
+            f"{name}: y holds the label -1 besides {labels.classes.size - 1} "
+            "other classes. Here -1 is a class like any other; metric-learn's "
+            f"{name} reads it as 'unknown' (no constraints).  For partial "
+            "labels, draw the constraints with Constraints(y), where -1 is "
+            "unknown, and fit the learner of pairs (triplets, quadruplets, "
+            "chunks) on them.", UserWarning, stacklevel=4)
     return X, y, labels
 
 

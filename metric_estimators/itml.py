@@ -381,7 +381,8 @@ class ITML_Supervised(TransformerMixin, _BaseITML):
         self._check_preprocessor()
         X = self._points(X)
         _refuse_pairs(X, y)
-        X, y, labels = validate_labelled_points(self, X, y)
+        X, y, labels = validate_labelled_points(self, X, y,
+                                                minus_one_note=True)
         n_constraints = default_n_constraints(n_constraints, labels.classes.size)
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)

@@ -292,7 +292,8 @@ class LSML_Supervised(TransformerMixin, _BaseLSML):
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         self._check_preprocessor()
-        X, y, labels = validate_labelled_points(self, self._points(X), y)
+        X, y, labels = validate_labelled_points(
+            self, self._points(X), y, minus_one_note=True)
         n_constraints = default_n_constraints(self.n_constraints, labels.classes.size)
         rng = check_random_state(self.random_state)
         a, b, c, d = positive_negative_pairs(y, n_constraints, same_length=True,

@@ -362,7 +362,8 @@ class MMC_Supervised(TransformerMixin, _BaseMMC):
         report = FitReport(self, (ITERATION, OBJECTIVE, _GAP, _STEP),
                            verbose=self.verbose)
         self._check_preprocessor()
-        X, y, labels = validate_labelled_points(self, self._points(X), y)
+        X, y, labels = validate_labelled_points(
+            self, self._points(X), y, minus_one_note=True)
         n_constraints = default_n_constraints(self.n_constraints, labels.classes.size)
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)

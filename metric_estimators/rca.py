@@ -251,7 +251,7 @@ class RCA_Supervised(RCA):
         n_chunks = renamed_parameter(self, "num_chunks", "n_chunks", 100)
         self._check_preprocessor()
         X, y, (_, y_idx, counts) = validate_labelled_points(
-            self, self._points(X), y)
+            self, self._points(X), y, minus_one_note=True)
         self._n_components(X.shape[1])
         capacity = int((counts // self.chunk_size).sum())
         if capacity == 0:

@@ -302,7 +302,8 @@ class SDML_Supervised(TransformerMixin, _BaseSDML):
         report = FitReport(self, (ITERATION, OBJECTIVE, _DUAL_GAP),
                            verbose=self.verbose)
         self._check_preprocessor()
-        X, y, labels = validate_labelled_points(self, self._points(X), y)
+        X, y, labels = validate_labelled_points(
+            self, self._points(X), y, minus_one_note=True)
         n_constraints = default_n_constraints(self.n_constraints, labels.classes.size)
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)

@@ -17,6 +17,8 @@ from sklearn.preprocessing import StandardScaler
 
 from metric_estimators import (
     LFDA,
+    LSML_Supervised,
+    ITML_Supervised,
     MMC,
     NCA,
     RCA,
@@ -385,8 +387,7 @@ def test_pairs_learners_are_not_transformers_but_transform_points():
     from sklearn.base import TransformerMixin
     from sklearn.pipeline import make_pipeline
 
-    from metric_estimators import (ITML, LSML, ITML_Supervised,
-                                   LSML_Supervised)
+    from metric_estimators import ITML, LSML
 
     pairs, labels, X, y = _pairs_and_labels()
     for cls in (ITML, MMC, SDML, SCML, LSML):
@@ -452,3 +453,43 @@ def test_predict_of_a_plain_learner_is_the_distance_rule():
     t = np.median(d)
     est.set_threshold(t)
     np.testing.assert_array_equal(est.predict(pairs), np.where(d <= t, 1, -1))
+
+
+# -- label -1 in the supervised learners -----------------------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda: ITML_Supervised(max_iter=50, random_state=0),
+    lambda: MMC_Supervised(random_state=0),
+    lambda: SDML_Supervised(balance_param=1e-4, random_state=0),
+    lambda: LSML_Supervised(max_iter=20, random_state=0),
+    lambda: RCA_Supervised(n_chunks=20, random_state=0)])
+def test_minus_one_label_is_a_class_with_a_warning(make):
+    """metric-learn's supervised learners pass y to Constraints, where -1
+    means 'unknown' (its test_constraints partial-label cases); here -1 is a
+    class, and labels {-1, 0, 1, ...} (the partial-label pattern) warn."""
+    X, y = load_iris(return_X_y=True)
+    y = y.copy()
+    y[::7] = -1
+    with pytest.warns(UserWarning, match="-1 is a class like any other"):
+        make().fit(X, y)
+    # binary {-1, +1} labels are ordinary classes: no such warning
+    yb = np.where(load_iris(return_X_y=True)[1] == 0, -1, 1)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        make().fit(X, yb)
+    assert not any("-1 is a class" in str(w.message) for w in rec)
+
+
+def test_scml_supervised_reads_minus_one_as_unknown():
+    """SCML_Supervised draws its triplets with Constraints(y), as
+    metric-learn's does: -1 is 'unknown', its points are in no triplet, and
+    there is nothing to warn about."""
+    X, y = load_iris(return_X_y=True)
+    y = y.copy()
+    y[::7] = -1
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        est = SCML_Supervised(max_iter=100, output_iter=100,
+                              random_state=0).fit(X, y)
+    assert not any("-1 is a class" in str(w.message) for w in rec)
+    assert not np.isin(est.triplets_, np.flatnonzero(y == -1)).any()
