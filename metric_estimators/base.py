@@ -252,11 +252,10 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, BaseMetricLearner):
     in metric-learn): a learner fitted on points adds it
     (``class MyLearner(MahalanobisMixin, TransformerMixin)``) and gets
     ``fit_transform`` and ``set_output`` (which then applies to this
-    ``transform``); a learner fitted on pairs,
-    triplets or quadruplets does not, since ``fit_transform(pairs, y)``
-    cannot mean anything and code that treats transformers specially (a
-    Pipeline, ``isinstance(est, TransformerMixin)``) must not hand it
-    tuples to transform.
+    ``transform``); a learner fitted on pairs, triplets or quadruplets does
+    not, since ``fit_transform(pairs, y)`` cannot mean anything and code
+    that treats transformers specially (a Pipeline, ``isinstance(est,
+    TransformerMixin)``) must not hand it tuples to transform.
 
     Parameters
     ----------
@@ -314,8 +313,10 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, BaseMetricLearner):
 
         The callable ``metric(u, v, squared=False)`` takes two 1-D arrays of
         ``n_features`` values (plain numbers for a one-feature model) and
-        returns ``||L (u - v)||`` (or its square); 2-D input is a
-        ``ValueError``, as for scipy's distances.  It is independent of the
+        returns ``||L (u - v)||`` (or its square).  As metric-learn's, it
+        takes a vector with extra axes of length 1 (a row ``(1,
+        n_features)``, ``[[x]]``); several points are a ``ValueError``, as
+        for scipy's distances.  It is independent of the
         estimator: refitting the estimator does not change a metric already
         returned.
 

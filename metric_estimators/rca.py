@@ -60,11 +60,11 @@ class RCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
     Cost ``O(p n_features^2 + n_features^3)`` for ``p`` chunklet points.
     Rank deficiency: directions in which the points do not vary at all
     (e.g. constant features) get weight 0, with a UserWarning: there is
-    nothing to learn there.  A direction in which the points vary but no chunklet does
-    has no finite RCA weight (``C`` is singular); it gets weight 0 (the
-    pseudo-inverse) with a UserWarning that says what to do: give more or
-    larger chunklets, or reduce the dimension (``n_components`` or a PCA).
-    metric-learn 0.7.0 warns and returns NaN in that case.
+    nothing to learn there.  A direction in which the points vary but no
+    chunklet does has no finite RCA weight (``C`` is singular); it gets
+    weight 0 (the pseudo-inverse) with a UserWarning that says what to do:
+    give more or larger chunklets, or reduce the dimension (``n_components``
+    or a PCA).  metric-learn 0.7.0 warns and returns NaN in both cases.
 
     Examples
     --------
