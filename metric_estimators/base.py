@@ -68,7 +68,9 @@ class MahalanobisDistance:
     """
 
     def __init__(self, components):
-        self.components = np.array(components, dtype=np.float64, copy=True)
+        # a 1-D map of a one-feature model, [l], is the 1 x 1 matrix [[l]]
+        self.components = np.atleast_2d(
+            np.array(components, dtype=np.float64, copy=True))
 
     def __call__(self, u, v, squared=False):
         """Distance between the vectors ``u`` and ``v`` (or its square).

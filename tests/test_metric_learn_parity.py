@@ -362,6 +362,10 @@ def test_get_metric_accepts_what_metric_learn_accepts():
         assert one_metric(u, v) == pytest.approx(scale * 1.7, rel=1e-12)
     with pytest.raises(ValueError):
         one_metric([[5], [6]], [[6.7], [1.0]])
+    # metric-learn's test sets a 1-D components_ on a fitted learner
+    one.components_ = np.array([3.1])
+    for u, v in [(5, 6.7), ([5], [6.7]), ([[5]], [[6.7]])]:
+        assert one.get_metric()(u, v) == pytest.approx(3.1 * 1.7, rel=1e-12)
 
 
 @pytest.mark.parametrize("make", [lambda: MMC(), lambda: SDML()])
