@@ -17,8 +17,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from metric_estimators._kernels.short_edge_triangles import short_edge_triangles  # noqa: E402
-from metric_estimators.solvers.oracles import (  # noqa: E402
-    DenseTriangleOracle, ShortEdgeTriangleOracle)
+from metric_estimators.solvers.oracles import DenseTriangleOracle, ShortEdgeTriangleOracle  # noqa: E402
 
 
 def main():

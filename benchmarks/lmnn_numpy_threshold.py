@@ -64,8 +64,7 @@ def fit_seconds(X, y, numba, repeat=2):
 
 
 def main():
-    from sklearn.datasets import (load_breast_cancer, load_digits, load_wine,
-                                  make_classification)
+    from sklearn.datasets import load_breast_cancer, load_digits, load_wine, make_classification
     from sklearn.preprocessing import StandardScaler
 
     starts = [float(subprocess.run([sys.executable, "-c", START_UP], check=True,

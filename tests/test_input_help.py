@@ -14,8 +14,8 @@ from metric_estimators import (
     ITML_Supervised,
     MetricNearness,
 )
-from metric_estimators._validation import check_bounds
 from metric_estimators._validation import (
+    check_bounds,
     check_int,
     check_signed_graph_has_negative,
     for_message,

@@ -391,9 +391,9 @@ def test_impostor_store_is_int32():
 def test_hashed_scan_shrinks_on_overflow_and_matches_brute_force(monkeypatch):
     """The hashed sampled scan, when its budget overflows mid-scan, returns
     exactly the brute-force pairs of the final (smaller) fraction."""
-    import metric_estimators._problems.lmnn as mod
     from sklearn.datasets import make_classification
 
+    import metric_estimators._problems.lmnn as mod
     from metric_estimators._kernels.lmnn import pair_uniform, point_hashes
 
     monkeypatch.setattr(mod, "HASHED_SCAN_FRACTION", 1.0)
