@@ -61,7 +61,7 @@ def render(rows: list, stem: str = STEM) -> str:
 
 def main(argv=None) -> int:
     parser = runner.base_parser(__doc__.splitlines()[0], timeout=3600, repeat=False,
-                                output=STEM)
+                                output=STEM, data_dir=True)
     parser.add_argument("--gammas", type=float, nargs="+", default=[1.0])
     parser.add_argument("--tol", type=float, default=1e-2)
     parser.add_argument("--round", action="store_true",
