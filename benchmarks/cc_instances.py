@@ -53,7 +53,7 @@ def wang_instance(A_adj, delta=0.05, eps=0.01, eps_all=False):
         Also subtract ``eps`` from the pairs without a common neighbour
         (``log((1 - delta)/(1 + delta)) - eps``), as the construction script
         of Veldt et al.'s public code does (it applies the +-eps rule to every
-        pair, including Jaccard 0); the issue's text leaves them at
+        pair, including Jaccard 0); the task's text leaves them at
         ``log((1 - delta)/(1 + delta))``.
 
     Returns

@@ -1,4 +1,4 @@
-"""What every public estimator does with bad input (issue 7).
+"""What every public estimator does with bad input.
 
 Every case either raises a ``ValueError`` / ``TypeError`` whose message names
 the offending argument (checked with ``match=``), or has a documented result

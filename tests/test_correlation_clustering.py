@@ -196,7 +196,7 @@ def test_old_nearness_import_path():
         assert getattr(nearness, name) is getattr(cc, name)
 
 
-# --- issue 18: the W-weighted regularised problem centred at d --------------
+# --- the W-weighted regularised problem centred at d --------------
 
 def weighted_instance(kind, n, seed):
     """Signed instances around a planted partition (20 % of signs flipped)."""
