@@ -10,7 +10,8 @@ read when the documentation is built, never copied by hand::
 ``:columns:`` lists ``header | key [| format]`` entries separated by ``;``: the
 key is a field of the row (``params.solver``, ``loadavg_start.0`` reach into
 a mapping or a list), the format a :meth:`str.format` string (default
-``{}``); ``note`` is the row's error (``timeout (600 s)``), and a missing
+``{}``); ``note`` is the row's error (``timeout (600 s)``; its first line,
+at most 100 characters), and a missing
 value prints as an en dash.  ``:where:`` keeps the rows whose fields equal one
 of the listed values (compared as text).  Below the table: the commands that
 produced its rows, their dates and their load averages.
@@ -44,8 +45,9 @@ def field(row: dict, key: str):
 
 
 def cell(row: dict, key: str, fmt: str) -> str:
-    if key == "note":
-        return str(row.get("error") or "")
+    if key == "note":  # the row's error, its first line and at most 100 characters
+        note = str(row.get("error") or "").splitlines()[0] if row.get("error") else ""
+        return note if len(note) <= 100 else note[:99] + "\u2026"
     value = field(row, key)
     if value is None or (isinstance(value, float) and value != value and fmt != "{}"):
         return MISSING if not row.get("error") else ""
