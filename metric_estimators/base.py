@@ -7,6 +7,7 @@ n_features).  The learned (squared) distance is
 
 import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 from sklearn.base import (
@@ -140,12 +141,33 @@ def components_from_matrix(M, *, name="M"):
 
 # The "?" link of an estimator's HTML representation (in Jupyter) points to
 # its API page, ``DOC_LINK_TEMPLATE.format(docs_url=..., estimator_name=...)``.
-# ``docs_url`` is the environment variable METRIC_ESTIMATORS_DOCS_URL (the
-# root of a built or hosted copy of docs/, e.g. ``file:///path/to/docs/
-# _build/html`` or a web address), read when the link is made; without it
-# there is no link, since the documentation is not hosted yet.
+# ``docs_url`` (read when the link is made) is the environment variable
+# METRIC_ESTIMATORS_DOCS_URL (the root of a built or hosted copy of docs/, a
+# web address or a file:// URL); without it, the documentation built in this
+# checkout (``docs/_build/html``, see README, "Documentation") when the page
+# exists there; else there is no link (never a dead one: the documentation is
+# not hosted yet).
 DOC_LINK_TEMPLATE = "{docs_url}/generated/metric_estimators.{estimator_name}.html"
 DOCS_URL_ENV = "METRIC_ESTIMATORS_DOCS_URL"
+#: where ``python -m sphinx ... docs docs/_build/html`` writes the documentation
+BUILT_DOCS = Path(__file__).resolve().parents[1] / "docs" / "_build" / "html"
+
+
+def docs_url(estimator_name=None):
+    """The root URL of the documentation the HTML representation links to.
+
+    ``$METRIC_ESTIMATORS_DOCS_URL`` if set; else the ``file://`` URL of this
+    checkout's built documentation (:data:`BUILT_DOCS`) if it holds the API
+    page of ``estimator_name`` (any page when None); else ``""`` (no link).
+    """
+    url = os.environ.get(DOCS_URL_ENV, "").rstrip("/")
+    if url:
+        return url
+    page = ("index.html" if estimator_name is None
+            else f"generated/metric_estimators.{estimator_name}.html")
+    if (BUILT_DOCS / page).is_file():
+        return BUILT_DOCS.as_uri()
+    return ""
 
 
 class DocLinkMixin:
@@ -153,18 +175,20 @@ class DocLinkMixin:
 
     scikit-learn builds the link from ``_doc_link_module``,
     ``_doc_link_template`` and ``_doc_link_url_param_generator``; here the
-    template is :data:`DOC_LINK_TEMPLATE` with ``docs_url`` taken from the
-    environment variable ``METRIC_ESTIMATORS_DOCS_URL`` (empty: no link).
+    template is :data:`DOC_LINK_TEMPLATE` with the root from
+    :func:`docs_url`: the environment variable
+    ``METRIC_ESTIMATORS_DOCS_URL``, else the documentation built in this
+    checkout, else no link.
     """
 
     _doc_link_module = "metric_estimators"
 
     @property
     def _doc_link_template(self):
-        docs_url = os.environ.get(DOCS_URL_ENV, "").rstrip("/")
-        if not docs_url:
+        root = docs_url(type(self).__name__)
+        if not root:
             return ""
-        return DOC_LINK_TEMPLATE.replace("{docs_url}", docs_url)
+        return DOC_LINK_TEMPLATE.replace("{docs_url}", root)
 
     @_doc_link_template.setter
     def _doc_link_template(self, value):  # scikit-learn's own API allows it

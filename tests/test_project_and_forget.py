@@ -15,7 +15,6 @@ from sklearn.preprocessing import StandardScaler
 from metric_estimators.itml import ITML_Supervised
 from metric_estimators.project_and_forget import ProjectAndForget
 
-
 # scikit-learn's estimator checks: tests/test_sklearn_checks.py
 
 

@@ -16,31 +16,22 @@ with ``bounds`` on squared distances (the paper: u = 1, l = 10; "default": the
 random_state=split)`` with its default random constraints and bounds.  Only
 ``fit`` is timed; peak RSS (``ru_maxrss``) after fit.
 
-The data file: ``$PENBASED_PATH``, else ``/work/shared/data/penbased.dat``,
-else ``<repo>/../shared/data/penbased.dat``.
+The data file: ``penbased.dat`` in the directory ``--data-dir`` of
+``bench_penbased.py`` names (the environment variable ``BENCH_DATA_DIR``),
+by default ``<repo>/../shared/data``.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-from pathlib import Path
 
 from benchmarks.workers import _protocol
 
-REPO = Path(__file__).resolve().parents[2]
-CANDIDATES = ("/work/shared/data/penbased.dat",
-              str(REPO.parent / "shared" / "data" / "penbased.dat"))
-
 
 def data_path() -> str:
-    """The first existing candidate path of ``penbased.dat``."""
-    for path in (os.environ.get("PENBASED_PATH"), *CANDIDATES):
-        if path and os.path.exists(path):
-            return path
-    raise FileNotFoundError("penbased.dat not found; set PENBASED_PATH "
-                            f"(looked in {', '.join(CANDIDATES)})")
+    """The path of ``penbased.dat`` (:func:`benchmarks.workers._protocol.data_file`)."""
+    return _protocol.data_file("penbased.dat")
 
 
 def load_penbased(path: str | None = None):

@@ -193,7 +193,6 @@ def short_edge_triangles(x, n, thr, level=None):
     if n < 3:
         return (np.empty(0, np.int64), np.zeros(1, np.int64),
                 np.empty(0, np.int32), 0.0, 0)
-    m = x.size
     xmax = float(x.max())
     if float(x.min()) < 0.0:
         # as the dense oracle: the search runs on max(x, 0) (negative

@@ -173,7 +173,8 @@ class ShortEdgeTriangleOracle:
         Fallback threshold on the fraction of short pairs (measured: the
         short-edge search costs as much as one dense min-plus call when
         6-13 % of the pairs are short, independently of ``n``; see
-        ``benchmarks/results/cc_short_edge_fallback.md``).
+        ``benchmarks/results/crossovers.md``, ``python
+        benchmarks/bench_crossovers.py --studies triangle --threads 1``).
 
     Attributes
     ----------
