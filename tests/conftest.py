@@ -47,6 +47,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
+from tuple_adapter import ITMLOnPoints, LSMLOnPoints, MMCOnPoints, SCMLOnPoints, SDMLOnPoints
 
 from metric_estimators import (
     ITML,
@@ -73,8 +74,6 @@ from metric_estimators import (
     SDML_Supervised,
 )
 from metric_estimators.ranking import make_ordinal
-from tuple_adapter import (ITMLOnPoints, LSMLOnPoints, MMCOnPoints,
-                           SCMLOnPoints, SDMLOnPoints)
 
 KINDS = ("supervised", "pairs", "triplets", "quadruplets", "matrix", "graph",
          "chunks", "unsupervised")

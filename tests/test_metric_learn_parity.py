@@ -17,13 +17,13 @@ from sklearn.preprocessing import StandardScaler
 
 from metric_estimators import (
     LFDA,
-    LSML_Supervised,
-    ITML_Supervised,
     MMC,
     NCA,
     RCA,
     SCML,
     SDML,
+    ITML_Supervised,
+    LSML_Supervised,
     MMC_Supervised,
     RCA_Supervised,
     SCML_Supervised,
