@@ -12,7 +12,7 @@ the runner:
    fit needs is compiled);
 2. **warm cache**: a second fresh process on the same directory, now
    filled: the first fit of a process once the kernels are cached;
-3. **warm**: the best of three more fits in that second process.
+3. **warm**: the best of up to three more fits in that second process.
 
 Each figure is given as CPU seconds (every thread) and wall seconds. The
 headline CPU figure of 1. and 2. is the CPU time of the whole process at the
@@ -92,7 +92,7 @@ def render(rows: list, stem: str = STEM) -> str:
          "*Process CPU*: CPU seconds of the whole process (all threads) at the end of the "
          "first fit, interpreter start, imports and data included; *fit*: the first "
          "`fit` call alone; *wall*: the runner's wall time of the whole process (it also "
-         "includes the three warm fits). *Warm fit*: best of three more fits in the "
+         "includes the warm fits). *Warm fit*: best of up to three more fits in the "
          "warm-cache process. *Compiled*: specialisations compiled during the first fit "
          "(numba cache misses). Targets: empty-cache process CPU <= "
          f"{CPU_TARGET:g} s per case, <= {SUM_TARGET:g} s summed.",
