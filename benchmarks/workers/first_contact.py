@@ -3,7 +3,10 @@
 Job: ``{"dataset": <case>, "impl": "ours", "params": {"cache": "empty" | "warm",
 "kernels": bool}}`` where ``<case>`` is a key of :data:`CASES` (an estimator
 on a small problem: a bundled scikit-learn data set or a small generated
-matrix / graph). The numba cache directory is the runner's business
+matrix / graph). ``<case>`` may also be ``"warmup"``: the process then does what ``python -m
+metric_estimators.warmup`` does and reports its CPU time (``process_cpu``)
+and the specialisations compiled (``cache_misses``). The numba cache
+directory is the runner's business
 (``NUMBA_CACHE_DIR`` in the environment); ``cache`` only labels the row.
 
 The worker times, from its own start: importing the package and making the
@@ -169,6 +172,10 @@ CASES = {
 }
 
 
+#: the pseudo-case that runs the warm-up command's work instead of a fit
+WARMUP = "warmup"
+
+
 # ------------------------------------------------------------ compile events
 
 
@@ -229,8 +236,21 @@ def _cpu():
     return usage.ru_utime + usage.ru_stime
 
 
+def _warm_up() -> dict:
+    """What ``python -m metric_estimators.warmup`` costs in this process."""
+    t0 = time.perf_counter()
+    from metric_estimators.warmup import warm_up
+
+    stats = warm_up(verbose=False)
+    return {"process_cpu": _cpu(), "warmup_wall": time.perf_counter() - t0,
+            "cache_misses": sum(m for _, m in stats.values()),
+            "cache_hits": sum(h for h, _ in stats.values())}
+
+
 def run(job: dict) -> dict:
     """Import, build the case, fit once (recording compilations), then fit warm."""
+    if job["dataset"] == WARMUP:
+        return _warm_up()
     t0, c0 = time.perf_counter(), time.process_time()
     recorder = _CompileRecorder()
     if job["params"].get("kernels"):
