@@ -112,10 +112,10 @@ def _kernel_stats():
 @contextlib.contextmanager
 def _parallel_from(n_nodes):
     """Run the oracles' parallel kernels from size ``n_nodes`` on (restored after)."""
-    from ._kernels import pair_oracle, shortest_paths, triangle_oracle
+    from ._kernels import cc_weighted, pair_oracle, shortest_paths, triangle_oracle
 
     switches = [(shortest_paths, "PARALLEL_MIN_NODES"), (triangle_oracle, "PARALLEL_MIN_NODES"),
-                (pair_oracle, "PARALLEL_MIN_POINTS")]
+                (cc_weighted, "PARALLEL_MIN_NODES"), (pair_oracle, "PARALLEL_MIN_POINTS")]
     old = [getattr(m, name) for m, name in switches]
     try:
         for m, name in switches:
