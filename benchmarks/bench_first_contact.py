@@ -82,7 +82,7 @@ def _progress(row):
                 f"{row['wall_time']:6.1f} s  compiled {row['cache_misses']}")
     return (f"{row['dataset']:>30s} {row['params']['cache']:>6s}  "
             f"process CPU {row['process_cpu']:6.2f} s  fit CPU {row['first_fit_cpu']:6.2f} s"
-            f"  wall {row['wall_time']:6.1f} s  warm fit {row['warm_fit_cpu']:.3f} s  "
+            f"  wall {row['wall_time']:6.1f} s  warm fit {_f(row.get('warm_fit_cpu'), 3)} s  "
             f"compiled {row['cache_misses']}  load {row['loadavg_start'][0]:.2f}")
 
 
