@@ -46,8 +46,17 @@ __all__ = ["warm_up"]
 
 def _fits():
     """(name, callable) pairs that together call every kernel."""
-    from . import (ITML, LMNN, LODML, OMDML, CorrelationClustering, ITML_Supervised,
-                   MetricNearness, ProjectAndForget, SCML_Supervised)
+    from . import (
+        ITML,
+        LMNN,
+        LODML,
+        OMDML,
+        CorrelationClustering,
+        ITML_Supervised,
+        MetricNearness,
+        ProjectAndForget,
+        SCML_Supervised,
+    )
     from .constraints import knn_triplets
 
     rng = np.random.RandomState(0)
@@ -112,10 +121,10 @@ def _kernel_stats():
 @contextlib.contextmanager
 def _parallel_from(n_nodes):
     """Run the oracles' parallel kernels from size ``n_nodes`` on (restored after)."""
-    from ._kernels import cc_weighted, pair_oracle, shortest_paths, triangle_oracle
+    from ._kernels import pair_oracle, short_edge_triangles, shortest_paths, triangle_oracle
 
     switches = [(shortest_paths, "PARALLEL_MIN_NODES"), (triangle_oracle, "PARALLEL_MIN_NODES"),
-                (cc_weighted, "PARALLEL_MIN_NODES"), (pair_oracle, "PARALLEL_MIN_POINTS")]
+                (short_edge_triangles, "PARALLEL_MIN_NODES"), (pair_oracle, "PARALLEL_MIN_POINTS")]
     old = [getattr(m, name) for m, name in switches]
     try:
         for m, name in switches:

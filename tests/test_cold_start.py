@@ -67,15 +67,15 @@ def test_warmup_rejects_unknown_arguments(capsys):
 def test_warmup_large_switch_is_restored():
     # --large runs the dense oracles' fits with the parallel kernels forced on
     from metric_estimators._kernels import (
-        cc_weighted,
         pair_oracle,
+        short_edge_triangles,
         shortest_paths,
         triangle_oracle,
     )
 
     def switches():
         return (shortest_paths.PARALLEL_MIN_NODES, triangle_oracle.PARALLEL_MIN_NODES,
-                cc_weighted.PARALLEL_MIN_NODES, pair_oracle.PARALLEL_MIN_POINTS)
+                short_edge_triangles.PARALLEL_MIN_NODES, pair_oracle.PARALLEL_MIN_POINTS)
 
     before = switches()
     with warmup._parallel_from(0):
