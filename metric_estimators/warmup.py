@@ -31,7 +31,6 @@ Running it again is cheap: everything then comes from the cache.
 """
 
 import contextlib
-
 import importlib
 import pkgutil
 import sys

@@ -16,8 +16,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from metric_estimators import _compilation
 from metric_estimators._reporting import FitReport
 

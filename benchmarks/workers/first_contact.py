@@ -33,7 +33,6 @@ import warnings
 
 from benchmarks.workers import _protocol
 
-
 # ---------------------------------------------------------------- the cases
 
 
