@@ -14,8 +14,9 @@ __all__ = ["PARALLEL_MIN_POINTS", "scan_pair_block"]
 
 #: From this many points on, the rows of a block are scanned in parallel;
 #: below, serially (same results): the parallel kernel is compiled only
-#: when a problem this large comes.
-PARALLEL_MIN_POINTS = 1000
+#: when a problem this large comes (below it a call scans at most 125,000
+#: pairs, too little work to share between threads).
+PARALLEL_MIN_POINTS = 500
 
 
 @njit(cache=True, nogil=True)

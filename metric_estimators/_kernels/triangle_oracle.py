@@ -17,7 +17,9 @@ __all__ = ["PARALLEL_MIN_NODES", "triangle_argmin", "triangle_argmin_serial",
 #: From this many nodes on, the tiled parallel kernels run; below, their
 #: serial counterparts (same results), which compile in a fraction of the
 #: time: the parallel ones are compiled only when a problem this large comes.
-PARALLEL_MIN_NODES = 256
+#: Kept low (one tile of 128 columns) because the serial plain loop falls
+#: behind the tiled vectorised kernel as n grows: warm fits must not slow down.
+PARALLEL_MIN_NODES = 128
 
 _TRI_BI = 16   # rows of a tile (reuse of every loaded X[k, j0:j1])
 _TRI_BJ = 128  # columns of a tile
