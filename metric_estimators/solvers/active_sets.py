@@ -33,19 +33,21 @@ Two kinds of constraints:
 
 import numpy as np
 
-from .._kernels.bregman import logdet_sweep, logdet_violations
-from .._kernels.constraint_store import (
-    all_triangles,
-    compact_in_place,
-    constraint_hashes,
-    table_delete,
-    table_insert_new,
-)
-from .._kernels.cycle_projections import (
-    project_paths_kl,
-    project_paths_l2,
-    project_triangles_unit,
-)
+from . import numpy_kernels as npk
+from .numpy_kernels import lazy_kernel
+
+# the numba kernels load on first call (small problems never call them)
+logdet_sweep = lazy_kernel("bregman", "logdet_sweep")
+logdet_violations = lazy_kernel("bregman", "logdet_violations")
+all_triangles = lazy_kernel("constraint_store", "all_triangles")
+compact_in_place = lazy_kernel("constraint_store", "compact_in_place")
+constraint_hashes = lazy_kernel("constraint_store", "constraint_hashes")
+table_delete = lazy_kernel("constraint_store", "table_delete")
+table_insert_new = lazy_kernel("constraint_store", "table_insert_new")
+project_paths_kl = lazy_kernel("cycle_projections", "project_paths_kl")
+project_paths_l2 = lazy_kernel("cycle_projections", "project_paths_l2")
+project_triangles_unit = lazy_kernel("cycle_projections",
+                                     "project_triangles_unit")
 
 __all__ = ["CycleConstraints", "LogDetPairConstraints"]
 
@@ -260,7 +262,12 @@ class LogDetPairConstraints:
     pass's relative dual change ``sum |d lambda| / sum lambda`` and the
     largest relative violation ``delta (p - xi) / xi`` met before a
     projection.  Below ``tol`` a further pass changes nothing beyond it.
+
+    With ``numpy = True`` (set by the driver on small problems) the passes
+    and checks run on :mod:`metric_estimators.solvers.numpy_kernels`.
     """
+
+    numpy = False
 
     def __init__(self, A0, gamma, *, shuffle=True, random_state=None,
                  keep_all=False):
@@ -338,9 +345,9 @@ class LogDetPairConstraints:
             return 0.0
         order = (self._rng.permutation(k) if self.shuffle
                  else np.arange(k)).astype(np.int64) + start
-        change, viol, _ = logdet_sweep(self.A, self.V, self.delta, self.xi,
-                                       self.lam, order, self.gamma, self._w,
-                                       self._wn)
+        sweep = npk.logdet_sweep if self.numpy else logdet_sweep
+        change, viol, _ = sweep(self.A, self.V, self.delta, self.xi, self.lam,
+                                order, self.gamma, self._w, self._wn)
         total = self.lam.sum()
         rel = change / max(total, _TINY) if change > 0 else 0.0
         return float(max(rel, viol))
@@ -348,8 +355,9 @@ class LogDetPairConstraints:
     def violations(self):
         """Return each constraint's relative violation ``delta (v^T A v - xi) / xi``."""
         out = np.empty(len(self))
-        logdet_violations(self.A, self.V, self.delta, self.xi,
-                          np.arange(len(self), dtype=np.int64), out)
+        check = npk.logdet_violations if self.numpy else logdet_violations
+        check(self.A, self.V, self.delta, self.xi,
+              np.arange(len(self), dtype=np.int64), out)
         return out
 
     def max_violation(self):

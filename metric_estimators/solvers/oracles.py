@@ -49,17 +49,21 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from .._kernels.edges import edge_id, edges_to_matrix
-from .._kernels.shortest_paths import (
-    apsp,
-    paths_from_predecessors,
-    violated_paths,
-)
-from .._kernels.triangle_oracle import violated_triangles
-from .._kernels.cc_weighted import short_edge_triangles
-from .._kernels.bregman import logdet_violations
-from .._kernels.pair_oracle import scan_pair_block
-from .._kernels.sparse_graph import bounded_violated_cycles, graph_closure
+from . import numpy_kernels as npk
+from .numpy_kernels import lazy_kernel
+
+# the numba kernels load on first call (small problems never call them)
+edge_id = lazy_kernel("edges", "edge_id")
+edges_to_matrix = lazy_kernel("edges", "edges_to_matrix")
+apsp = lazy_kernel("shortest_paths", "apsp")
+paths_from_predecessors = lazy_kernel("shortest_paths", "paths_from_predecessors")
+violated_paths = lazy_kernel("shortest_paths", "violated_paths")
+violated_triangles = lazy_kernel("triangle_oracle", "violated_triangles")
+short_edge_triangles = lazy_kernel("cc_weighted", "short_edge_triangles")
+logdet_violations = lazy_kernel("bregman", "logdet_violations")
+scan_pair_block = lazy_kernel("pair_oracle", "scan_pair_block")
+bounded_violated_cycles = lazy_kernel("sparse_graph", "bounded_violated_cycles")
+graph_closure = lazy_kernel("sparse_graph", "graph_closure")
 
 __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
            "ShortEdgeTriangleOracle",
@@ -641,11 +645,17 @@ class FixedListOracle:
     """
 
     supports_float32 = False
+    #: set by the driver: run on the numpy path (:mod:`.numpy_kernels`)
+    numpy = False
 
     def __init__(self, V, delta, xi0):
         self.V = np.ascontiguousarray(V, dtype=np.float64)
         self.delta = np.ascontiguousarray(delta, dtype=np.float64)
         self.xi0 = np.ascontiguousarray(xi0, dtype=np.float64)
+
+    def numpy_size(self):
+        """``("logdet_listed", number of listed pairs, dimension)`` (see :func:`.numpy_kernels.use_numpy`)."""
+        return "logdet_listed", self.V.shape[0], self.V.shape[1]
 
     def __call__(self, A, threshold, active, precision="float64"):
         """Return ``(key, V, delta, xi0, max_violation)`` of violated listed pairs."""
@@ -653,7 +663,8 @@ class FixedListOracle:
         outside[active.key] = False
         idx = np.flatnonzero(outside).astype(np.int64)
         viol = np.empty(idx.size)
-        logdet_violations(A, self.V, self.delta, self.xi0, idx, viol)
+        check = npk.logdet_violations if self.numpy else logdet_violations
+        check(A, self.V, self.delta, self.xi0, idx, viol)
         maxv = max(float(viol.max()) if idx.size else 0.0,
                    active.max_violation())
         new = idx[viol > threshold]
@@ -695,6 +706,8 @@ class LabelPairOracle:
     """
 
     supports_float32 = False
+    #: set by the driver: run on the numpy path (:mod:`.numpy_kernels`)
+    numpy = False
 
     def __init__(self, X, y, low, high, *, block_size=512, max_new=5000,
                  skip_pairs=None):
@@ -716,15 +729,22 @@ class LabelPairOracle:
         n = self.X.shape[0]
         return n * (n - 1) // 2 - self.skip_keys.size
 
+    def numpy_size(self):
+        """``("logdet_all_pairs", number of pairs, dimension)`` (see :func:`.numpy_kernels.use_numpy`)."""
+        return "logdet_all_pairs", self.n_pairs, self.X.shape[1]
+
     def _scan(self, Z, skip, threshold):
         """Return ``(i, j, violation, max)`` of the violated pairs outside ``skip``."""
         n = Z.shape[0]
+        B = self.block_size
+        cap = max(16, min(n, 4 * self.max_new // max(B, 1) + 16))
+        if self.numpy:
+            return npk.scan_label_pairs(Z, self.y, self.low, self.high,
+                                        threshold, skip, cap)
         sq = np.einsum("ij,ij->i", Z, Z)
         srow = skip // n
         scol = (skip % n).astype(np.int64)
         skip_start = np.searchsorted(srow, np.arange(n + 1)).astype(np.int64)
-        B = self.block_size
-        cap = max(16, min(n, 4 * self.max_new // max(B, 1) + 16))
         I, J, Vv = [], [], []
         maxv = 0.0
         total = 0
