@@ -37,8 +37,13 @@ BLOCK_ELEMENTS = 1 << 21
 
 #: Problems of at most this many points compute the element-wise part of the
 #: loss in numpy (:func:`mlkr_block_numpy`), larger ones in the numba kernel
-#: :func:`metric_estimators._kernels.mlkr.mlkr_block`.  MEASURED_BELOW
-NUMPY_MAX_SAMPLES = 2000
+#: :func:`metric_estimators._kernels.mlkr.mlkr_block`.  Compiling the kernel
+#: costs 1.6 s of CPU in a fresh process (numba's import included).  One
+#: evaluation (10 features and components, one BLAS thread) took the same
+#: time on both paths up to 200 points (0.11 / 0.36 ms at 100 / 200), but
+#: 2.2 against 0.76 ms at 300 points and 4.7 against 1.5 ms at 442
+#: (diabetes), where a fit of 1000 iterations would lose 3 s to numpy.
+NUMPY_MAX_SAMPLES = 256
 
 #: ``np.exp(t) == 0.0`` exactly for every float64 ``t <= _EXP_ZERO`` (as in
 #: the kernel)

@@ -96,8 +96,14 @@ __all__ = ["LODMLProblem", "NUMPY_MAX_TRIPLETS", "OMDMLProblem",
 
 #: LODML problems with at most this many triplets evaluate the hinge in numpy
 #: (:func:`triplet_hinge_numpy`), larger ones with the numba kernel
-#: :func:`metric_estimators._kernels.ordinal.triplet_hinge`.  MEASURED_BELOW
-NUMPY_MAX_TRIPLETS = 200_000
+#: :func:`metric_estimators._kernels.ordinal.triplet_hinge`.  Compiling the
+#: kernel costs 1.7 s of CPU in a fresh process (numba's import included);
+#: the numpy hinge costs 0.3-1.4e-7 s more per triplet and evaluation (5 and
+#: 25 components, 1e4-1e6 triplets), and a fit evaluates it 100-150 times
+#: (LODML on 200-1000 ordinal points: 47-68 iterations, 6,000-28,000
+#: triplets).  A single fit breaks even near 100,000 triplets; 50,000 keeps
+#: the surcharge of a warm fit at a few tenths of a second.
+NUMPY_MAX_TRIPLETS = 50_000
 
 # triplets per chunk of the numpy hinge (memory: a few (chunk, c) arrays)
 _CHUNK = 1 << 15
