@@ -16,12 +16,11 @@ from scipy import sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ._kernels.cycle_projections import project_nonnegative
-from ._kernels.edges import edges_to_matrix, matrix_to_edges
 from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
 from .base import DocLinkMixin
 from .solvers.active_sets import CycleConstraints
+from .solvers import numpy_kernels as npk
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.oracles import (
     ORACLE_PASS_RATIO,
@@ -29,6 +28,11 @@ from .solvers.oracles import (
     DenseTriangleOracle,
     SparseShortestPathOracle,
 )
+
+# numba kernels, loaded on first call (small problems run on numpy's)
+project_nonnegative = npk.lazy_kernel("cycle_projections", "project_nonnegative")
+edges_to_matrix = npk.lazy_kernel("edges", "edges_to_matrix")
+matrix_to_edges = npk.lazy_kernel("edges", "matrix_to_edges")
 
 __all__ = ["MetricNearness"]
 
@@ -251,16 +255,20 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
                     sample_weight.toarray() if sparse.issparse(sample_weight)
                     else sample_weight, "sample_weight", n, like="D",
                     nonnegative=True, positive_off_diagonal=True)
-            d = matrix_to_edges(D)
-            we = np.ones_like(d) if w is None else matrix_to_edges(w)
             oracle = (DenseTriangleOracle(n) if self.oracle == "triangle"
                       else DenseShortestPathOracle(n))
+            # small problems: numpy's edge conversions (as the solver's path)
+            kernels = npk if npk.use_numpy(oracle) else None
+            to_edges = matrix_to_edges if kernels is None else npk.matrix_to_edges
+            d = to_edges(D)
+            we = np.ones_like(d) if w is None else to_edges(w)
             res, scale, unit = self._solve(
                 d, we, oracle, weighted=w is not None,
                 pass_budget=ORACLE_PASS_RATIO * float(n) ** 3,
                 settle_fraction=_SETTLE, report=report)
             M = np.empty((n, n))
-            edges_to_matrix(res.point, n, M)
+            (edges_to_matrix if kernels is None
+             else npk.edges_to_matrix)(res.point, n, M)
             self.metric_ = M * unit if unit != 1.0 else M
             self._store(res, scale, unit)
         self.n_features_in_ = n
@@ -325,6 +333,8 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         tol_abs = self.tol * scale if scale > 0 else 1.0
         winv = 1.0 / we
         z_nonneg = np.zeros(d.size)
+        project_x_nonneg = (npk.project_nonnegative if npk.use_numpy(oracle)
+                            else project_nonnegative)
 
         def objective(x):
             if kl:
@@ -336,7 +346,7 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
             # graph, but Hildreth's iterates can dip below 0, and the
             # shortest-path oracles (which need non-negative lengths) would
             # not see why; projecting onto x >= 0 too keeps them honest.
-            return project_nonnegative(x, winv, z_nonneg)
+            return project_x_nonneg(x, winv, z_nonneg)
 
         report.phase(f"{d.size} edges, {type(oracle).__name__}, tolerance "
                      f"{tol_abs:.3g}")

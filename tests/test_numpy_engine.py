@@ -275,3 +275,175 @@ def test_small_fits_do_not_load_numba():
             "metric_estimators.mlkr", "metric_estimators.ordinal"} <= mods
     assert "numba" not in mods
     assert not any(m.startswith("metric_estimators._kernels") for m in mods)
+
+
+# ---------------------------------------------------------------------------
+# cycle constraints (MetricNearness)
+
+from metric_estimators import MetricNearness  # noqa: E402
+from metric_estimators._kernels import constraint_store as nb_store  # noqa: E402
+from metric_estimators._kernels import cycle_projections as nb_cycles  # noqa: E402
+from metric_estimators._kernels import edges as nb_edges  # noqa: E402
+from metric_estimators.solvers.active_sets import CycleConstraints  # noqa: E402
+from metric_estimators.solvers.oracles import DenseTriangleOracle  # noqa: E402
+
+
+def _random_paths(seed, m=40, k=300, max_len=4):
+    rng = np.random.RandomState(seed)
+    lens = rng.randint(1, max_len + 1, k)
+    ptr = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+    edge = np.empty(k, np.int64)
+    path = np.empty(ptr[-1], np.int32)
+    for c in range(k):
+        vars_ = rng.choice(m, lens[c] + 1, replace=False)
+        edge[c] = vars_[0]
+        path[ptr[c]:ptr[c + 1]] = vars_[1:]
+    return edge, ptr, path
+
+
+def test_edges_and_hashes_are_bit_identical():
+    rng = np.random.RandomState(0)
+    D = rng.randn(9, 9)
+    np.testing.assert_array_equal(npk.matrix_to_edges(D), nb_edges.matrix_to_edges(D))
+    x = rng.randn(36)
+    a, b = np.full((9, 9), 7.0), np.full((9, 9), 7.0)
+    npk.edges_to_matrix(x, 9, a)
+    nb_edges.edges_to_matrix(x, 9, b)
+    np.testing.assert_array_equal(a, b)
+    i, j = np.array([0, 3, 8, 5]), np.array([1, 7, 2, 5 - 1])
+    assert list(npk.edge_id(i, j, 9)) == [nb_edges.edge_id(p, q, 9) for p, q in zip(i, j)]
+    edge, ptr, path = _random_paths(1)
+    np.testing.assert_array_equal(npk.constraint_hashes(edge, ptr, path),
+                                  nb_store.constraint_hashes(edge, ptr, path))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_disjoint_batches_cover_once_and_share_no_variable(seed):
+    edge, ptr, path = _random_paths(seed)
+    batches = npk.disjoint_batches(edge, ptr, path)
+    allc = np.concatenate(batches)
+    assert np.array_equal(np.sort(allc), np.arange(edge.size))
+    for b in batches:
+        used = np.concatenate([np.concatenate(([edge[c]], path[ptr[c]:ptr[c + 1]]))
+                               for c in b])
+        assert np.unique(used).size == used.size
+
+
+@pytest.mark.parametrize("kl", [False, True])
+@pytest.mark.parametrize("scale", [1.0, 1e-120, 1e120])
+def test_a_batch_pass_equals_the_kernel_in_that_order(kl, scale):
+    # projections of variable-disjoint constraints commute: the batch pass
+    # equals the kernel's pass over the constraints taken batch by batch
+    edge, ptr, path = _random_paths(3)
+    rng = np.random.RandomState(3)
+    x0 = (rng.rand(40) + 0.05) * scale
+    winv = rng.rand(40) + 0.5
+    zscale = 1.0 if kl else scale               # KL duals are in log units
+    z0 = np.where(rng.rand(edge.size) < 0.4, rng.rand(edge.size) * zscale, 0.0)
+    batches = npk.disjoint_batches(edge, ptr, path)
+    order = np.concatenate(batches)
+    # the kernel's storage order = the batches' order
+    lens = np.diff(ptr)
+    sel = np.concatenate([path[ptr[c]:ptr[c + 1]] for c in order]).astype(np.int32)
+    ptr_o = np.concatenate(([0], np.cumsum(lens[order]))).astype(np.int64)
+    x_a, z_a = x0.copy(), z0.copy()
+    x_b, z_b = x0.copy(), z0[order].copy()
+    ra = npk.project_cycles(x_a, winv, edge, ptr, path, z_a, batches, kl=kl)
+    if kl:
+        rb = nb_cycles.project_paths_kl(x_b, edge[order], ptr_o, sel, z_b, 0, edge.size)
+    else:
+        rb = nb_cycles.project_paths_l2(x_b, winv, edge[order], ptr_o, sel, z_b, 0,
+                                        edge.size)
+    np.testing.assert_allclose(x_a, x_b, rtol=1e-12)
+    np.testing.assert_allclose(z_a[order], z_b, rtol=1e-12, atol=1e-13 * zscale)
+    assert ra == pytest.approx(rb, rel=1e-12)
+    assert np.all(z_a >= 0)
+
+
+def test_nonnegative_pass_is_bit_identical():
+    rng = np.random.RandomState(0)
+    x0, winv = rng.randn(50), rng.rand(50) + 0.5
+    z0 = np.where(rng.rand(50) < 0.5, rng.rand(50), 0.0)
+    xa, za, xb, zb = x0.copy(), z0.copy(), x0.copy(), z0.copy()
+    assert npk.project_nonnegative(xa, winv, za) == nb_cycles.project_nonnegative(xb, winv, zb)
+    np.testing.assert_array_equal(xa, xb)
+    np.testing.assert_array_equal(za, zb)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_triangle_oracle_matches_the_kernel(seed):
+    rng = np.random.RandomState(seed)
+    n = 25
+    x = np.abs(rng.randn(n * (n - 1) // 2))
+    x[::7] = 0.0                                # ties and zero lengths
+    mask = rng.rand(x.size) < 0.9
+    got, want = DenseTriangleOracle(n, mask), DenseTriangleOracle(n, mask)
+    got.numpy = True
+    a, b = got(x, 1e-3), want(x, 1e-3)
+    np.testing.assert_array_equal(a[0], b[0])   # the same violated edges
+    np.testing.assert_array_equal(a[1], b[1])
+    assert a[3] == pytest.approx(b[3], rel=1e-12)
+    # the apexes may differ on ties; the violations may not
+    def viols(res):
+        e, path = res[0], res[2].reshape(-1, 2)
+        return x[e] - x[path[:, 0]] - x[path[:, 1]]
+    np.testing.assert_allclose(viols(a), viols(b), rtol=1e-12)
+
+
+def _noisy_distances(n, seed=0, scale=1.0):
+    rng = np.random.RandomState(seed)
+    P = rng.rand(n, 2)
+    D = np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1))
+    D = D + np.abs(rng.randn(n, n)) * 0.1
+    D = (D + D.T) / 2
+    np.fill_diagonal(D, 0.0)
+    return D * scale
+
+
+@pytest.mark.parametrize("case", ["plain", "weighted", "kl", "tiny", "huge",
+                                  "signed", "metric"])
+def test_metric_nearness_same_on_both_paths(case):
+    D = _noisy_distances(40, scale={"tiny": 1e-150, "huge": 1e150}.get(case, 1.0))
+    kwargs, fit_kw = {}, {}
+    if case == "weighted":
+        W = np.random.RandomState(1).rand(40, 40) + 0.1
+        fit_kw["sample_weight"] = (W + W.T) / 2
+    if case == "kl":
+        kwargs["divergence"] = "kl"
+        D = D + 0.01 * (1 - np.eye(40))
+    if case == "signed":
+        D = D - 0.3 * (1 - np.eye(40))          # negative entries
+    if case == "metric":
+        P = np.random.RandomState(2).rand(40, 2)
+        D = np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1))  # already a metric
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = MetricNearness(**kwargs).fit(D, **fit_kw)
+        with npk.numpy_limits(-1):
+            b = MetricNearness(**kwargs).fit(D, **fit_kw)
+    top = np.abs(D).max()
+    assert a.violation_ <= 1e-6 and b.violation_ <= 1e-6
+    # the same optimum, to the tolerance (relative to max |D|)
+    np.testing.assert_allclose(a.metric_, b.metric_, rtol=0, atol=1e-5 * top)
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-5, abs=1e-12 * top ** 2)
+    if case == "metric":
+        np.testing.assert_allclose(a.metric_, D, atol=1e-12)
+
+
+def test_small_metric_nearness_does_not_load_numba():
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "import metric_estimators as me\n"
+        "rng = np.random.RandomState(0)\n"
+        "D = np.abs(rng.randn(30, 30)); D = D + D.T; np.fill_diagonal(D, 0)\n"
+        "me.MetricNearness().fit(D)\n"
+        "me.MetricNearness(divergence='kl').fit(D + 1 - np.eye(30))\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True, timeout=600).stdout
+    mods = set(out.split())
+    assert "metric_estimators.metric_nearness" in mods
+    assert "numba" not in mods
+    assert not any(m.startswith("metric_estimators._kernels") for m in mods)

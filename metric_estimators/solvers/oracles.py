@@ -162,6 +162,13 @@ class DenseTriangleOracle(DenseShortestPathOracle):
     lengths, as in correlation clustering).
     """
 
+    #: set by the driver: run on the numpy path (:mod:`.numpy_kernels`)
+    numpy = False
+
+    def numpy_size(self):
+        """``("cycles", number of nodes)`` (see :func:`.numpy_kernels.use_numpy`)."""
+        return "cycles", self.n
+
     def __call__(self, x, threshold, active=None, precision="float64"):
         """Return the most violated triangle of each edge violated beyond ``threshold``.
 
@@ -175,6 +182,12 @@ class DenseTriangleOracle(DenseShortestPathOracle):
             return (np.empty(0, np.int64), np.zeros(1, np.int64),
                     np.empty(0, np.int32), 0.0)
         X = self._X
+        if self.numpy:
+            npk.edges_to_matrix(np.maximum(x, 0.0), n, X)
+            ce, ptr, path, maxv = npk.violated_triangles(X, n, threshold,
+                                                         self.edge_mask)
+            neg = float(-x.min()) if x.size else 0.0
+            return ce, ptr, path, max(maxv, neg)
         edges_to_matrix(np.maximum(x, 0.0), n, X)
         dtype = np.float32 if precision == "float32" else np.float64
         M = self._buffer(dtype)
