@@ -45,8 +45,15 @@ warnings.simplefilter("ignore")
 import numpy as np
 import metric_estimators as me
 if path == "numba":
-    from metric_estimators import _numpy_paths
-    _numpy_paths.force("numba")
+    # every numpy path off: the numba kernels for every size
+    from metric_estimators.solvers import numpy_kernels
+    from metric_estimators._problems import mlkr, ordinal
+    for name in ("LOGDET_NUMPY_MAX_LISTED", "LOGDET_NUMPY_MAX_PAIRS",
+                 "LOGDET_NUMPY_MAX_DIM", "CYCLE_NUMPY_MAX_NODES",
+                 "CC_NUMPY_MAX_NODES"):
+        setattr(numpy_kernels, name, -1)
+    mlkr.NUMPY_MAX_SAMPLES = -1
+    ordinal.NUMPY_MAX_TRIPLETS = -1
 
 def data(case):
     rng = np.random.RandomState(0)

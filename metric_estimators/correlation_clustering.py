@@ -19,7 +19,6 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._kernels.edges import edges_to_matrix, matrix_to_edges
 from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
 from .base import DocLinkMixin
@@ -40,7 +39,12 @@ from ._problems.sparse_correlation_clustering import (
 from ._reporting import Column
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
+from .solvers import numpy_kernels as npk
 from .solvers.oracles import SparseShortestPathOracle, ShortEdgeTriangleOracle
+
+# numba kernels, loaded on first call (small problems run on numpy's)
+edges_to_matrix = npk.lazy_kernel("edges", "edges_to_matrix")
+matrix_to_edges = npk.lazy_kernel("edges", "matrix_to_edges")
 
 #: the driver's columns, then the stage's gamma, the relative QP gap (once
 #: the constraints are within 10 tol) and which triangle search ran
@@ -295,13 +299,16 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         # against the regulariser; A * 2**k then gives exactly the result of A.
         w_scale = power_of_two_scale(A, center=False)
         A_in, A = A, (A / w_scale if w_scale != 1.0 else A)
-        a = matrix_to_edges(A)
+        oracle = ShortEdgeTriangleOracle(n)
+        # small graphs: every kernel on the numpy path, as the solver's
+        small = npk.use_numpy(oracle)
+        a = (npk.matrix_to_edges if small else matrix_to_edges)(A)
         m = a.size
         gamma = float(self.gamma)
         tol = float(self.tol)
         problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
                                         CycleConstraints)
-        oracle = ShortEdgeTriangleOracle(n)
+        problem.numpy = small
 
         def extra_row():
             return (problem.gamma, problem.rel_gap,
@@ -324,11 +331,11 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         else:
             # never return a non-metric: the shortest-path closure of the
             # clipped iterate is a feasible point, its LP value an upper bound
-            x = metric_closure(problem.x, n)
+            x = metric_closure(problem.x, n, numpy=small)
             report.finish(f"LP stopped after {sum(r.n_iter for r in results)}"
                           " oracle calls")
         X = np.empty((n, n))
-        edges_to_matrix(x, n, X)
+        (npk.edges_to_matrix if small else edges_to_matrix)(x, n, X)
         self._store(problem, results, stages, X, x, lower, w_scale, converged,
                     stacklevel=4)
         self.labels_, self.cost_ = self._round(A_in, X)

@@ -447,3 +447,108 @@ def test_small_metric_nearness_does_not_load_numba():
     assert "metric_estimators.metric_nearness" in mods
     assert "numba" not in mods
     assert not any(m.startswith("metric_estimators._kernels") for m in mods)
+
+
+# ---------------------------------------------------------------------------
+# correlation clustering (dense)
+
+from metric_estimators import CorrelationClustering  # noqa: E402
+from metric_estimators._kernels import cc_weighted as nb_cc  # noqa: E402
+from metric_estimators._kernels import correlation_clustering as nb_moves  # noqa: E402
+from metric_estimators._kernels import shortest_paths as nb_sp  # noqa: E402
+
+
+@pytest.mark.parametrize("subset", [False, True])
+def test_pair_pass_is_bit_identical(subset):
+    rng = np.random.RandomState(0)
+    m = 200
+    x, f = rng.rand(m), rng.randn(m)
+    d = (rng.rand(m) < 0.5).astype(float)
+    w = np.where(rng.rand(m) < 0.2, 0.0, rng.rand(m) * 3)   # zero-weight pairs
+    zA = np.where(rng.rand(m) < 0.5, rng.rand(m), 0.0)
+    zB = np.where(rng.rand(m) < 0.5, rng.rand(m), 0.0)
+    edges = np.sort(rng.choice(m, 80, replace=False)).astype(np.int64)
+    a = [v.copy() for v in (x, f, zA, zB)]
+    b = [v.copy() for v in (x, f, zA, zB)]
+    if subset:
+        ra = npk.project_pairs_w(a[0], a[1], d, w, a[2], a[3], edges)
+        rb = nb_cc.project_pairs_w_subset(b[0], b[1], d, w, b[2], b[3], edges)
+    else:
+        ra = npk.project_pairs_w(a[0], a[1], d, w, a[2], a[3])
+        rb = nb_cc.project_pairs_w(b[0], b[1], d, w, b[2], b[3])
+    assert ra == rb > 0
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_floyd_warshall_matches_the_kernel():
+    rng = np.random.RandomState(0)
+    X = np.abs(rng.randn(30, 30))
+    X = X + X.T
+    np.fill_diagonal(X, 0.0)
+    a, b = X.copy(), X.copy()
+    npk.apsp(a)
+    nb_sp.apsp(b)
+    np.testing.assert_allclose(a, b, rtol=1e-14)
+    assert np.all(a <= X)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_element_moves_give_the_kernels_labels(seed):
+    rng = np.random.RandomState(seed)
+    n = 40
+    A = rng.randn(n, n)
+    A = np.triu(A, 1)
+    A = A + A.T
+    if seed == 3:
+        A = np.round(A)                         # ties
+    labels0 = rng.randint(0, 6 if seed else n, n).astype(np.int64)
+    la, lb = labels0.copy(), labels0.copy()
+    sa = npk.best_one_element_moves(A, la, 50, 1e-12)
+    sb = nb_moves.best_one_element_moves(A, lb, 50, 1e-12)
+    assert sa == sb
+    np.testing.assert_array_equal(la, lb)
+
+
+def _signed(n, seed=0, weighted=False, scale=1.0):
+    rng = np.random.RandomState(seed)
+    labels = rng.randint(0, 4, n)
+    A = np.where(labels[:, None] == labels[None, :], 1.0, -1.0)
+    A = np.where(rng.rand(n, n) < 0.1, -A, A)
+    if weighted:
+        A = A * (rng.rand(n, n) + 0.1) * (rng.rand(n, n) < 0.8)
+    A = np.triu(A, 1)
+    return (A + A.T) * scale
+
+
+@pytest.mark.parametrize("case", ["plain", "weighted", "tiny", "huge"])
+def test_correlation_clustering_same_on_both_paths(case):
+    A = _signed(40, weighted=case == "weighted",
+                scale={"tiny": 1e-150, "huge": 1e150}.get(case, 1.0))
+    a, b = _both_paths(lambda: CorrelationClustering(random_state=0), A)
+    assert a.converged_ and b.converged_
+    # both stop at a relative gap of gap_tol = 1e-4: the same LP optimum to
+    # that, each objective above the other path's certified lower bound
+    assert a.lp_objective_ == pytest.approx(b.lp_objective_, rel=2e-4)
+    slack = 1e-9 * abs(b.lp_objective_)
+    assert a.lp_objective_ >= b.lower_bound_ - slack
+    assert b.lp_objective_ >= a.lower_bound_ - slack
+    assert a.cost_ == pytest.approx(b.cost_, rel=0.05)
+
+
+def test_small_correlation_clustering_does_not_load_numba():
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "import metric_estimators as me\n"
+        "rng = np.random.RandomState(0)\n"
+        "A = np.sign(rng.randn(30, 30)); A = np.triu(A, 1); A = A + A.T\n"
+        "me.CorrelationClustering(random_state=0).fit(A)\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True, timeout=600).stdout
+    mods = set(out.split())
+    assert "metric_estimators.correlation_clustering" in mods
+    assert "numba" not in mods
+    assert not any(m.startswith("metric_estimators._kernels") for m in mods)

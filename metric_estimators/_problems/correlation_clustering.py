@@ -38,9 +38,13 @@ from the previous duals scaled by the gamma ratio (:meth:`rescale_gamma`).
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from .._kernels.cc_weighted import project_pairs_w, project_pairs_w_subset
-from .._kernels.edges import edges_to_matrix
-from .._kernels.shortest_paths import apsp
+from ..solvers import numpy_kernels as npk
+
+# numba kernels, loaded on first call (small problems run on numpy's)
+project_pairs_w = npk.lazy_kernel("cc_weighted", "project_pairs_w")
+project_pairs_w_subset = npk.lazy_kernel("cc_weighted", "project_pairs_w_subset")
+edges_to_matrix = npk.lazy_kernel("edges", "edges_to_matrix")
+apsp = npk.lazy_kernel("shortest_paths", "apsp")
 
 __all__ = ["WeightedCorrelationLP", "gamma_stages", "metric_closure",
            "solve_continuation"]
@@ -63,18 +67,21 @@ def gamma_stages(gamma):
     return stages
 
 
-def metric_closure(x, n):
+def metric_closure(x, n, numpy=False):
     """Shortest-path closure of ``clip(x, 0, 1)``: the largest metric below it.
 
     Returns the edge vector of all-pairs shortest-path lengths on the
     complete graph with lengths ``clip(x, 0, 1)`` (a metric with entries in
     [0, 1], at most ``clip(x, 0, 1)`` entrywise, equal to it where no
-    triangle inequality is violated).
+    triangle inequality is violated).  ``numpy``: the numpy path of small
+    problems (:mod:`metric_estimators.solvers.numpy_kernels`).
     """
     X = np.empty((n, n))
-    edges_to_matrix(np.clip(x, 0.0, 1.0), n, X)
+    kernels = npk if numpy else None
+    (edges_to_matrix if kernels is None else npk.edges_to_matrix)(
+        np.clip(x, 0.0, 1.0), n, X)
     np.fill_diagonal(X, 0.0)
-    apsp(X)
+    (apsp if kernels is None else npk.apsp)(X)
     return X[np.triu_indices(n, 1)]
 
 
@@ -119,6 +126,9 @@ class WeightedCorrelationLP:
         self._full_next = True
         self.rel_gap = np.nan
         self.pair_violation = np.inf
+        #: the numpy path of small problems (set by the estimator, as the
+        #: driver sets its active set's)
+        self.numpy = False
 
     # -- objectives and bounds ---------------------------------------------
     def lp_objective(self, x=None):
@@ -221,9 +231,9 @@ class WeightedCorrelationLP:
     # -- pieces for the driver ---------------------------------------------
     def settle_pairs(self, tol, max_passes=50):
         """Passes over the pair constraints alone (before any triangle)."""
+        pairs = npk.project_pairs_w if self.numpy else project_pairs_w
         for _ in range(max_passes):
-            if project_pairs_w(self.x, self.f, self.d, self.w, self.zA,
-                               self.zB) <= tol:
+            if pairs(self.x, self.f, self.d, self.w, self.zA, self.zB) <= tol:
                 break
 
     def fixed_pass(self, x):
@@ -246,7 +256,13 @@ class WeightedCorrelationLP:
                 self._touched = np.flatnonzero(mask)
             else:
                 self._touched = np.empty(0, dtype=np.int64)
+            if self.numpy:
+                return npk.project_pairs_w(x, self.f, self.d, self.w,
+                                           self.zA, self.zB)
             return project_pairs_w(x, self.f, self.d, self.w, self.zA, self.zB)
+        if self.numpy:
+            return npk.project_pairs_w(x, self.f, self.d, self.w, self.zA,
+                                       self.zB, self._touched)
         return project_pairs_w_subset(x, self.f, self.d, self.w, self.zA,
                                       self.zB, self._touched)
 

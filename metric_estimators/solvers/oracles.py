@@ -267,8 +267,23 @@ class ShortEdgeTriangleOracle:
         cut = max(level - threshold, 0.5 * (xmax - threshold))
         return float(np.count_nonzero(xp < cut)) / x.size
 
+    #: set by the driver: run on the numpy path (:mod:`.numpy_kernels`:
+    #: the dense search, exact, on the whole matrix)
+    numpy = False
+
+    def numpy_size(self):
+        """``("correlation_clustering", number of nodes)`` (see :func:`.numpy_kernels.use_numpy`)."""
+        return "correlation_clustering", self.n
+
     def __call__(self, x, threshold, active=None, precision="float64"):
         """Return ``(cons_edge, ptr, path, max_violation)`` as the dense oracle."""
+        if self.numpy:
+            if self._dense is None:
+                self._dense = DenseTriangleOracle(self.n)
+                self._dense.numpy = True
+            self.n_short_ = -1
+            self.n_dense_calls_ += 1
+            return self._dense(x, threshold, active, precision=precision)
         if self.n >= 3 and self.short_fraction(x, threshold) > self.dense_fraction:
             if self._dense is None:
                 self._dense = DenseTriangleOracle(self.n)
