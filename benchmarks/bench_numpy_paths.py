@@ -16,6 +16,15 @@ numba was imported and which kernel modules were loaded.
 ``--path numba`` forces the numba kernels on every size (the thresholds of
 the numpy paths set to -1), ``--path auto`` (default) leaves the choice to
 the package.  :func:`measure_case` is the function other scripts may call.
+
+    python benchmarks/bench_numpy_paths.py --threshold
+    # -> benchmarks/results/numpy_paths_threshold.{json,md}
+
+measures, in this process with one BLAS thread, a warm fit on both paths
+(numpy forced / numba forced, after one untimed fit each) over a range of
+sizes per estimator: the data behind the thresholds' docstrings
+(``metric_estimators.solvers.numpy_kernels``, ``_problems.mlkr``,
+``_problems.ordinal``).
 """
 
 import argparse
@@ -181,6 +190,117 @@ def render(rows, label, load):
     return "\n".join(lines) + "\n"
 
 
+def _threshold_cases():
+    import numpy as np
+    from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, load_iris, load_wine
+    from sklearn.preprocessing import StandardScaler
+
+    import metric_estimators as me
+    from metric_estimators.ranking import make_ordinal
+
+    def std(load, n=None):
+        X, y = load(return_X_y=True)
+        X = StandardScaler().fit_transform(X)
+        return (X, y) if n is None else (X[:n], y[:n])
+
+    def distances(n):
+        rng = np.random.RandomState(0)
+        P = rng.rand(n, 2)
+        D = np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1))
+        D = D + np.abs(rng.randn(n, n)) * 0.1
+        D = (D + D.T) / 2
+        np.fill_diagonal(D, 0.0)
+        return (D,)
+
+    def signed(n):
+        rng = np.random.RandomState(0)
+        labels = rng.randint(0, 4, n)
+        A = np.where(labels[:, None] == labels[None, :], 1.0, -1.0)
+        A = np.where(rng.rand(n, n) < 0.1, -A, A)
+        A = np.triu(A, 1)
+        return (A + A.T,)
+
+    def diabetes(n):
+        X, y = load_diabetes(return_X_y=True)
+        rng = np.random.RandomState(0)
+        idx = rng.randint(0, X.shape[0], n)
+        return X[idx] + 0.01 * rng.randn(n, X.shape[1]), y[idx]
+
+    for name in ("iris", "wine"):
+        load = load_iris if name == "iris" else load_wine
+        yield "ITML_Supervised", name, lambda: me.ITML_Supervised(random_state=0), std(load)
+        yield "ProjectAndForget", name, lambda: me.ProjectAndForget(random_state=0), std(load)
+    for n in (100, 200, 300):
+        X, y = load_digits(return_X_y=True)
+        yield "ITML_Supervised", f"digits[:{n}]", lambda: me.ITML_Supervised(random_state=0), (X[:n], y[:n])
+        yield "ProjectAndForget", f"digits[:{n}]", lambda: me.ProjectAndForget(random_state=0), (X[:n], y[:n])
+    for n in (200, 300):
+        yield "ITML_Supervised", f"breast_cancer[:{n}]", lambda: me.ITML_Supervised(random_state=0), std(load_breast_cancer, n)
+        yield "ProjectAndForget", f"breast_cancer[:{n}]", lambda: me.ProjectAndForget(random_state=0), std(load_breast_cancer, n)
+    for n in (60, 100, 150, 200, 300):
+        yield "MetricNearness", f"{n} x {n} noisy distances", me.MetricNearness, distances(n)
+    for n in (60, 100, 150, 200):
+        yield "CorrelationClustering", f"{n}-node signed graph", lambda: me.CorrelationClustering(random_state=0), signed(n)
+    for n in (100, 200, 300, 442):
+        yield "MLKR", f"{n} points of diabetes", lambda: me.MLKR(random_state=0, max_iter=100), diabetes(n)
+    for n in (200, 500, 1000):
+        X, y = make_ordinal(n_samples=n, n_informative=3, n_noise=2, n_levels=5, random_state=0)
+        yield "LODML", f"ordinal {n} x 5", lambda: me.LODML(random_state=0), (X, y)
+
+
+def measure_thresholds():
+    """Warm fits on both paths over a range of sizes (one BLAS thread)."""
+    import time
+    import warnings
+    from threadpoolctl import threadpool_limits
+    from metric_estimators._problems import mlkr, ordinal
+    from metric_estimators.solvers import numpy_kernels
+
+    names = ("LOGDET_NUMPY_MAX_LISTED", "LOGDET_NUMPY_MAX_PAIRS",
+             "LOGDET_NUMPY_MAX_DIM", "CYCLE_NUMPY_MAX_NODES", "CC_NUMPY_MAX_NODES")
+
+    def force(value):
+        for name in names:
+            setattr(numpy_kernels, name, value)
+        mlkr.NUMPY_MAX_SAMPLES = value
+        ordinal.NUMPY_MAX_TRIPLETS = value
+
+    saved = ([getattr(numpy_kernels, n) for n in names], mlkr.NUMPY_MAX_SAMPLES,
+             ordinal.NUMPY_MAX_TRIPLETS)
+    rows = []
+    warnings.simplefilter("ignore")
+    with threadpool_limits(1, user_api="blas"):
+        for est, data, make, args in _threshold_cases():
+            row = dict(estimator=est, data=data)
+            for path, value in (("numpy", 10 ** 12), ("numba", -1)):
+                force(value)
+                make().fit(*args)
+                t = time.process_time()
+                fitted = make().fit(*args)
+                row[path] = time.process_time() - t
+                row[path + "_n_iter"] = int(getattr(fitted, "n_iter_", -1))
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    for name, value in zip(names, saved[0]):
+        setattr(numpy_kernels, name, value)
+    mlkr.NUMPY_MAX_SAMPLES, ordinal.NUMPY_MAX_TRIPLETS = saved[1], saved[2]
+    return rows
+
+
+def render_thresholds(rows, load):
+    lines = ["# Warm fits on the numpy and the numba path, by size", "",
+             "`python benchmarks/bench_numpy_paths.py --threshold`; one BLAS "
+             f"thread; load average at start {load}.  CPU seconds of one warm "
+             "fit (after an untimed one) with every numpy path forced on / off.",
+             "", "| estimator | data | numpy (s) | numba (s) | surcharge (s) "
+             "| iterations numpy / numba |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['estimator']} | {r['data']} | {r['numpy']:.3f} | "
+                     f"{r['numba']:.3f} | {r['numpy'] - r['numba']:+.3f} | "
+                     f"{r['numpy_n_iter']} / {r['numba_n_iter']} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", default=",".join(CASES))
@@ -188,8 +308,20 @@ def main(argv=None):
                    help="comma-separated: auto, numba")
     p.add_argument("--warm", type=int, default=3)
     p.add_argument("--label", default="after")
+    p.add_argument("--threshold", action="store_true",
+                   help="warm fits on both paths by size (see the docstring)")
     args = p.parse_args(argv)
     load = os.getloadavg()
+    RESULTS.mkdir(exist_ok=True)
+    if args.threshold:
+        rows = measure_thresholds()
+        stem = RESULTS / "numpy_paths_threshold"
+        meta = dict(loadavg_start=load, loadavg_end=os.getloadavg(),
+                    command="python benchmarks/bench_numpy_paths.py --threshold")
+        stem.with_suffix(".json").write_text(json.dumps(dict(meta=meta, rows=rows),
+                                                        indent=1))
+        stem.with_suffix(".md").write_text(render_thresholds(rows, load))
+        return
     rows = []
     for case in args.cases.split(","):
         for path in args.paths.split(","):
