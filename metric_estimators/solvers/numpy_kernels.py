@@ -30,7 +30,20 @@ first batch none of whose constraints touches one of its edges), and a pass
 projects batch after batch (:func:`project_cycles`).  The order of the
 projections differs from the kernels' (constraint by constraint, in
 storage order), so iterates differ along the way; the fixed point, and so
-the solution to the solver's tolerance, is the same.
+the solution to the solver's tolerance, is the same.  The triangle oracle
+(:func:`violated_triangles`) is the exact float64 min-plus search over
+every apex at once (``O(n^3)`` memory, hence small ``n`` only), which is
+also what the short-edge oracle of correlation clustering returns.
+
+Dense correlation clustering adds the pair constraints of its LP
+(:func:`project_pairs_w`: each pair's two constraints touch only its own
+``x_e`` and ``f_e``, so the vectorised pass is the kernel's, bit for bit),
+the shortest-path closure (:func:`apsp`) and the rounding's local search
+(:func:`best_one_element_moves`: the kernel's moves in the kernel's order,
+hence the same labels).
+
+Which sizes take this path, and why, is documented at each limit below;
+``benchmarks/bench_numpy_paths.py`` measures both paths.
 """
 
 import importlib
