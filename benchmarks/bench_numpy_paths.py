@@ -314,6 +314,7 @@ def main(argv=None):
     load = os.getloadavg()
     RESULTS.mkdir(exist_ok=True)
     if args.threshold:
+        sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed one
         rows = measure_thresholds()
         stem = RESULTS / "numpy_paths_threshold"
         meta = dict(loadavg_start=load, loadavg_end=os.getloadavg(),
