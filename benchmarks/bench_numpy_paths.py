@@ -30,7 +30,6 @@ sizes per estimator: the data behind the thresholds' docstrings
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -192,7 +191,13 @@ def render(rows, label, load):
 
 def _threshold_cases():
     import numpy as np
-    from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, load_iris, load_wine
+    from sklearn.datasets import (
+        load_breast_cancer,
+        load_diabetes,
+        load_digits,
+        load_iris,
+        load_wine,
+    )
     from sklearn.preprocessing import StandardScaler
 
     import metric_estimators as me
@@ -252,7 +257,9 @@ def measure_thresholds():
     """Warm fits on both paths over a range of sizes (one BLAS thread)."""
     import time
     import warnings
+
     from threadpoolctl import threadpool_limits
+
     from metric_estimators._problems import mlkr, ordinal
     from metric_estimators.solvers import numpy_kernels
 

@@ -19,8 +19,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from ._reporting import FitReport, convergence_warning
 from ._validation import check_symmetric_matrix, power_of_two_scale
 from .base import DocLinkMixin
-from .solvers.active_sets import CycleConstraints
 from .solvers import numpy_kernels as npk
+from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.oracles import (
     ORACLE_PASS_RATIO,

@@ -23,17 +23,29 @@ from metric_estimators import (
     ITML,
     LODML,
     MLKR,
+    CorrelationClustering,
     ITML_Supervised,
+    MetricNearness,
     ProjectAndForget,
 )
 from metric_estimators._kernels import bregman as nb_bregman
+from metric_estimators._kernels import cc_weighted as nb_cc
+from metric_estimators._kernels import constraint_store as nb_store
+from metric_estimators._kernels import correlation_clustering as nb_moves
+from metric_estimators._kernels import cycle_projections as nb_cycles
+from metric_estimators._kernels import edges as nb_edges
+from metric_estimators._kernels import shortest_paths as nb_sp
 from metric_estimators._kernels.mlkr import mlkr_block
 from metric_estimators._kernels.ordinal import triplet_hinge
 from metric_estimators._problems import mlkr as mlkr_problem
 from metric_estimators._problems import ordinal as ordinal_problem
 from metric_estimators.ranking import make_ordinal
 from metric_estimators.solvers import numpy_kernels as npk
-from metric_estimators.solvers.oracles import FixedListOracle, LabelPairOracle
+from metric_estimators.solvers.oracles import (
+    DenseTriangleOracle,
+    FixedListOracle,
+    LabelPairOracle,
+)
 
 
 def _logdet_problem(seed, d=5, m=40, scale=1.0):
@@ -104,7 +116,7 @@ def test_label_pair_scan_matches_the_kernel(cap, with_skip):
     oracle.numpy = True
     big = oracle._scan(Z, skip, 0.05)
     assert big[4] == ref[4]
-    pairs = lambda r: set(zip(r[0].tolist(), r[1].tolist()))  # noqa: E731
+    pairs = lambda r: set(zip(r[0].tolist(), r[1].tolist()))
     assert pairs(big) == pairs(ref)             # the kernel's cap is large here
     if cap == 1000:
         assert pairs(got) == pairs(ref)
@@ -280,12 +292,6 @@ def test_small_fits_do_not_load_numba():
 # ---------------------------------------------------------------------------
 # cycle constraints (MetricNearness)
 
-from metric_estimators import MetricNearness  # noqa: E402
-from metric_estimators._kernels import constraint_store as nb_store  # noqa: E402
-from metric_estimators._kernels import cycle_projections as nb_cycles  # noqa: E402
-from metric_estimators._kernels import edges as nb_edges  # noqa: E402
-from metric_estimators.solvers.active_sets import CycleConstraints  # noqa: E402
-from metric_estimators.solvers.oracles import DenseTriangleOracle  # noqa: E402
 
 
 def _random_paths(seed, m=40, k=300, max_len=4):
@@ -452,10 +458,6 @@ def test_small_metric_nearness_does_not_load_numba():
 # ---------------------------------------------------------------------------
 # correlation clustering (dense)
 
-from metric_estimators import CorrelationClustering  # noqa: E402
-from metric_estimators._kernels import cc_weighted as nb_cc  # noqa: E402
-from metric_estimators._kernels import correlation_clustering as nb_moves  # noqa: E402
-from metric_estimators._kernels import shortest_paths as nb_sp  # noqa: E402
 
 
 @pytest.mark.parametrize("subset", [False, True])

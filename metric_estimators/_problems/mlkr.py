@@ -29,8 +29,12 @@ underflowing to ``0 / 0``.
 
 import numpy as np
 
-__all__ = ["MLKRObjective", "BLOCK_ELEMENTS", "NUMPY_MAX_SAMPLES",
-           "mlkr_block_numpy"]
+__all__ = [
+    "BLOCK_ELEMENTS",
+    "NUMPY_MAX_SAMPLES",
+    "MLKRObjective",
+    "mlkr_block_numpy",
+]
 
 #: most elements of one block of rows (``b * n``; 16 MB of float64)
 BLOCK_ELEMENTS = 1 << 21
@@ -56,7 +60,7 @@ def mlkr_block_numpy(G, sq, y, start, yhat, rsum, want_grad):
     Same arguments, same in-place outputs and the same values up to the
     order of the floating-point sums.
     """
-    b, n = G.shape
+    b = G.shape[0]
     rows = np.arange(start, start + b)
     r = np.arange(b)
     D = sq[rows, None] + sq[None, :] - 2.0 * G

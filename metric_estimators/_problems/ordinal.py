@@ -91,8 +91,13 @@ from scipy import linalg, sparse
 from .label_mds import ordinal_triplets
 from .neighbours import knn_edges, knn_indices
 
-__all__ = ["LODMLProblem", "NUMPY_MAX_TRIPLETS", "OMDMLProblem",
-           "edge_laplacian", "triplet_hinge_numpy"]
+__all__ = [
+    "NUMPY_MAX_TRIPLETS",
+    "LODMLProblem",
+    "OMDMLProblem",
+    "edge_laplacian",
+    "triplet_hinge_numpy",
+]
 
 #: LODML problems with at most this many triplets evaluate the hinge in numpy
 #: (:func:`triplet_hinge_numpy`), larger ones with the numba kernel

@@ -51,15 +51,30 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["LOGDET_NUMPY_MAX_LISTED", "LOGDET_NUMPY_MAX_PAIRS",
-           "LOGDET_NUMPY_MAX_DIM", "CYCLE_NUMPY_MAX_NODES",
-           "CC_NUMPY_MAX_NODES", "use_numpy",
-           "numpy_limits", "logdet_sweep", "logdet_violations",
-           "scan_label_pairs", "lazy_kernel", "matrix_to_edges",
-           "edges_to_matrix", "edge_id", "constraint_hashes",
-           "project_nonnegative", "disjoint_batches", "project_cycles",
-           "violated_triangles", "project_pairs_w", "apsp",
-           "best_one_element_moves"]
+__all__ = [
+    "CC_NUMPY_MAX_NODES",
+    "CYCLE_NUMPY_MAX_NODES",
+    "LOGDET_NUMPY_MAX_DIM",
+    "LOGDET_NUMPY_MAX_LISTED",
+    "LOGDET_NUMPY_MAX_PAIRS",
+    "apsp",
+    "best_one_element_moves",
+    "constraint_hashes",
+    "disjoint_batches",
+    "edge_id",
+    "edges_to_matrix",
+    "lazy_kernel",
+    "logdet_sweep",
+    "logdet_violations",
+    "matrix_to_edges",
+    "numpy_limits",
+    "project_cycles",
+    "project_nonnegative",
+    "project_pairs_w",
+    "scan_label_pairs",
+    "use_numpy",
+    "violated_triangles",
+]
 
 #: ITML problems with at most this many listed pair constraints (in at most
 #: :data:`LOGDET_NUMPY_MAX_DIM` dimensions) run on the numpy path.  Compiling
@@ -198,8 +213,7 @@ def logdet_sweep(A, V, delta, xi, lam, idx, gamma, w=None, wn=None):
         if p > _P_TINY:
             s, x = sign[k], xi_l[c]
             viol = s * (p - x) / x
-            if viol > max_violation:
-                max_violation = viol
+            max_violation = max(max_violation, viol)
             theta = s * gamma_proj * (1.0 / p - 1.0 / x)
             z = lam_l[c]
             if theta < z:
