@@ -29,9 +29,9 @@ __all__ = ["MLKR"]
 
 # Below this many multiply-adds per evaluation (and from
 # _threads.TINY_BLAS_WORK on) BLAS runs on one thread.  On diabetes (442 x 10,
-# 3.9e6 per evaluation) a fit with BLAS's threads measured 34 s of CPU on the
-# busy 2-core machine against 2.3 s on one thread
-# (benchmarks/results/numpy_paths_*.md).
+# 3.9e6 per evaluation) a warm fit of 1000 iterations took 34.3 s of CPU with
+# BLAS's threads spinning on the busy 2-core machine, 1.54 s on one thread
+# (benchmarks/results/numpy_paths_before.md, numpy_paths_after.md).
 _LARGE_BLAS = 1e8
 
 
