@@ -41,12 +41,17 @@ BLOCK_ELEMENTS = 1 << 21
 
 #: Problems of at most this many points compute the element-wise part of the
 #: loss in numpy (:func:`mlkr_block_numpy`), larger ones in the numba kernel
-#: :func:`metric_estimators._kernels.mlkr.mlkr_block`.  Compiling the kernel
-#: costs 1.6 s of CPU in a fresh process (numba's import included).  One
-#: evaluation (10 features and components, one BLAS thread) took the same
-#: time on both paths up to 200 points (0.11 / 0.36 ms at 100 / 200), but
-#: 2.2 against 0.76 ms at 300 points and 4.7 against 1.5 ms at 442
-#: (diabetes), where a fit of 1000 iterations would lose 3 s to numpy.
+#: :func:`metric_estimators._kernels.mlkr.mlkr_block`, whose compilation costs
+#: about 1.6 s of CPU in a fresh process (numba's import included).  Early in
+#: a fit the two cost about the same (warm fits of 100 iterations on 100 /
+#: 200 / 300 / 442 points of diabetes: 0.018 / 0.015, 0.054 / 0.050, 0.112 /
+#: 0.105 and 0.240 / 0.217 s, numpy / numba,
+#: ``benchmarks/results/numpy_paths_threshold.md``); once the learned metric
+#: is large, most kernel values underflow and the numba kernel skips their
+#: exponentials: one evaluation at ``L = 3 I`` on 10 features took the same
+#: time on both paths up to 200 points but 2.2 against 0.76 ms at 300 and
+#: 4.7 against 1.5 ms at 442 (measured outside the benchmark lock, one BLAS
+#: thread), where a fit of 1000 iterations would lose about 3 s to numpy.
 NUMPY_MAX_SAMPLES = 256
 
 #: ``np.exp(t) == 0.0`` exactly for every float64 ``t <= _EXP_ZERO`` (as in

@@ -101,13 +101,16 @@ __all__ = [
 
 #: LODML problems with at most this many triplets evaluate the hinge in numpy
 #: (:func:`triplet_hinge_numpy`), larger ones with the numba kernel
-#: :func:`metric_estimators._kernels.ordinal.triplet_hinge`.  Compiling the
-#: kernel costs 1.7 s of CPU in a fresh process (numba's import included);
-#: the numpy hinge costs 0.3-1.4e-7 s more per triplet and evaluation (5 and
-#: 25 components, 1e4-1e6 triplets), and a fit evaluates it 100-150 times
-#: (LODML on 200-1000 ordinal points: 47-68 iterations, 6,000-28,000
-#: triplets).  A single fit breaks even near 100,000 triplets; 50,000 keeps
-#: the surcharge of a warm fit at a few tenths of a second.
+#: :func:`metric_estimators._kernels.ordinal.triplet_hinge`.  A first fit on
+#: 200 ordinal points in a fresh process with an empty cache cost 1.93 s of
+#: CPU on the numba path and 1.22 s on the numpy path
+#: (``benchmarks/results/numpy_paths_after.md``); warm fits on 200 / 500 /
+#: 1000 points (6,000 / 15,000 / 28,000 triplets) took 0.062 / 0.049,
+#: 0.096 / 0.071 and 0.145 / 0.102 s (numpy / numba,
+#: ``benchmarks/results/numpy_paths_threshold.md``).  The numpy hinge costs
+#: 0.3-1.4e-7 s more per triplet and evaluation (measured outside the
+#: benchmark lock), so 50,000 triplets keep a warm fit's surcharge at a
+#: tenth of a second or so.
 NUMPY_MAX_TRIPLETS = 50_000
 
 # triplets per chunk of the numpy hinge (memory: a few (chunk, c) arrays)

@@ -77,27 +77,33 @@ __all__ = [
 ]
 
 #: ITML problems with at most this many listed pair constraints (in at most
-#: :data:`LOGDET_NUMPY_MAX_DIM` dimensions) run on the numpy path.  Compiling
-#: the LogDet kernels costs 2.9 s of CPU (numba's import included) in a fresh
-#: process with an empty cache; the numpy sweep costs a few microseconds of
-#: interpreter per projection more than the kernel, which made warm
-#: ITML_Supervised fits slower by 0.02-0.03 s on iris, wine and 200-300
-#: points of breast cancer (30 features, 200-250 constraints) and by 0.1-0.17 s
-#: on 100-300 digits (64 features, 1000-1200 constraints).  Below 2000
-#: constraints a fit runs at most a few thousand passes' worth of numpy
-#: surcharge before it pays for one compilation
-#: (``benchmarks/bench_numpy_paths.py``,
-#: ``benchmarks/results/numpy_paths_threshold.md``).
+#: :data:`LOGDET_NUMPY_MAX_DIM` dimensions) run on the numpy path.  A first
+#: ITML_Supervised fit on iris in a fresh process with an empty cache cost
+#: 2.68 s of CPU on the numba path (numba's import and the LogDet kernels'
+#: compilation included) and 1.09 s on the numpy path
+#: (``benchmarks/results/numpy_paths_after.md``).  The numpy sweep costs a few
+#: microseconds of interpreter per projection more than the kernel: warm
+#: fits took 0.017 / 0.003 s (numpy / numba) on iris and wine, 0.015 /
+#: 0.004 s on 200-300 points of breast cancer (30 features, about 200
+#: constraints) and 0.08 / 0.02, 0.14 / 0.03, 0.18 / 0.03 s on 100 / 200 /
+#: 300 digits (64 features, about 1000 constraints)
+#: (``benchmarks/results/numpy_paths_threshold.md``).  Up to 2000
+#: constraints the surcharge of a warm fit stays a few tenths of a second,
+#: far below one compilation.
 LOGDET_NUMPY_MAX_LISTED = 2_000
 
 #: ProjectAndForget problems with at most this many labelled pairs (the
-#: oracle's candidates, ``n (n - 1) / 2``) run on the numpy path.  Its
-#: oracle kernel and the LogDet kernels cost 3.5-4 s of CPU to compile; the
-#: numpy path made warm fits slower by 1.0 s on iris (11,175 pairs), 1.2 s
-#: on wine (15,753), 0.8 s on 200 digits (19,900) but 3.5 s on 200 points
-#: of breast cancer (19,900) and 13 s on 300 (44,850): the surcharge grows
-#: with the number of projections, which the size of the problem bounds only
-#: loosely.  12,000 pairs (about 155 points) keeps it near 1 s at most.
+#: oracle's candidates, ``n (n - 1) / 2``) run on the numpy path.  A first
+#: fit on iris in a fresh process with an empty cache cost 3.57 s of CPU on
+#: the numba path (oracle and LogDet kernels compiled) and 2.21 s on the
+#: numpy path (``benchmarks/results/numpy_paths_after.md``).  Warm fits took
+#: 0.88 / 0.05 s (numpy / numba) on iris (11,175 pairs), 1.09 / 0.07 s on
+#: wine (15,753), 0.30 / 0.06, 0.74 / 0.11 and 2.05 / 0.22 s on 100 / 200 /
+#: 300 digits, 3.0 / 0.22 and 13.2 / 0.89 s on 200 / 300 points of breast
+#: cancer (``benchmarks/results/numpy_paths_threshold.md``): the surcharge
+#: grows with the number of projections, which the size of the problem
+#: bounds only loosely.  12,000 pairs (about 155 points) keeps a single fit
+#: cheaper than a compilation and a warm fit's surcharge near 1 s at most.
 LOGDET_NUMPY_MAX_PAIRS = 12_000
 
 #: Largest dimension ``d`` of the LogDet numpy path (the rank-one updates and
@@ -106,27 +112,30 @@ LOGDET_NUMPY_MAX_PAIRS = 12_000
 LOGDET_NUMPY_MAX_DIM = 64
 
 #: Dense cycle-constraint problems with the triangle oracle (MetricNearness)
-#: on at most this many nodes run on the numpy path.  Compiling their numba
-#: kernels (oracle, constraint store, projections, edge conversions) costs
-#: about 20 s of CPU in a fresh process with an empty cache (60 x 60
-#: noisy distances).  Warm fits of ``MetricNearness()`` on noisy planar
-#: distances took 0.03 / 0.14 s (numpy / numba) at 60 nodes, 0.14 / 0.19 s
-#: at 100, 0.25 / 0.18 s at 150, 0.51 / 0.24 s at 200 and 1.46 / 0.29 s at
-#: 300 (CPU; same iterations and objectives), and the numpy oracle holds
-#: ``n^3 / 2`` floats (32 MB at 200 nodes).  200 nodes keeps a warm fit's
-#: surcharge under 0.3 s.
+#: on at most this many nodes run on the numpy path.  A first fit on 60 x 60
+#: noisy distances in a fresh process with an empty cache cost 19.7 s of CPU
+#: on the numba path (oracle, constraint store, projections and edge
+#: conversions compiled) and 1.17 s on the numpy path
+#: (``benchmarks/results/numpy_paths_after.md``).  Warm fits of
+#: ``MetricNearness()`` on noisy planar distances took 0.03 / 0.14 s (numpy /
+#: numba) at 60 nodes, 0.11 / 0.01 s at 100, 0.26 / 0.08 s at 150,
+#: 0.44 / 0.13 s at 200 and 1.31 / 0.27 s at 300 (same iterations;
+#: ``benchmarks/results/numpy_paths_threshold.md``), and the numpy oracle
+#: holds ``n^3 / 2`` floats (32 MB at 200 nodes).  200 nodes keeps a warm
+#: fit's surcharge near 0.3 s.
 CYCLE_NUMPY_MAX_NODES = 200
 
 #: Dense correlation-clustering problems (the short-edge triangle oracle, the
 #: pair constraints, the rounding's local search) on at most this many nodes
-#: run on the numpy path.  Compiling their numba kernels costs about 35 s of
-#: CPU in a fresh process with an empty cache (dense 60-node signed graph).
+#: run on the numpy path.  A first fit on a dense 60-node signed graph in a
+#: fresh process with an empty cache cost 39.4 s of CPU on the numba path
+#: and 1.51 s on the numpy path (``benchmarks/results/numpy_paths_after.md``).
 #: Warm fits of ``CorrelationClustering(random_state=0)`` on planted
-#: partitions with 10 % flipped signs took 0.61 / 0.23 s (numpy / numba) at
-#: 60 nodes, 0.91 / 0.37 s at 100, 2.9 / 0.46 s at 150 and 5.3 / 0.71 s at
-#: 200 (CPU; same oracle calls, LP objectives within 1e-6 relative, same
-#: costs): most of the surcharge is the rounding's local search, a Python
-#: loop over the nodes.  100 nodes keeps it near 0.5 s.
+#: partitions with 10 % flipped signs took 0.39 / 0.39 s (numpy / numba) at
+#: 60 nodes, 0.83 / 0.39 s at 100, 1.91 / 0.39 s at 150 and 4.1 / 0.66 s at
+#: 200 (same oracle calls; ``benchmarks/results/numpy_paths_threshold.md``):
+#: most of the surcharge is the rounding's local search, a Python loop over
+#: the nodes.  100 nodes keeps it under 0.5 s.
 CC_NUMPY_MAX_NODES = 100
 
 _P_TINY = 1e-300
