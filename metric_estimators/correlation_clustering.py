@@ -41,6 +41,7 @@ from ._validation import (
     power_of_two_scale,
 )
 from .base import DocLinkMixin
+from .solvers import numpy_kernels as npk
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.continuation import gamma_stages, solve_continuation
@@ -293,13 +294,16 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         # against the regulariser; A * 2**k then gives exactly the result of A.
         w_scale = power_of_two_scale(A, center=False)
         A_in, A = A, (A / w_scale if w_scale != 1.0 else A)
-        a = edge_vector(A)
+        oracle = ShortEdgeTriangleOracle(n)
+        # small graphs: every kernel on the numpy path, as the solver's
+        small = npk.use_numpy(oracle)
+        a = edge_vector(A, numpy=small)
         m = a.size
         gamma = float(self.gamma)
         tol = float(self.tol)
         problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
                                         CycleConstraints)
-        oracle = ShortEdgeTriangleOracle(n)
+        problem.numpy = small
 
         def extra_row():
             return (problem.gamma, problem.rel_gap,
@@ -322,10 +326,10 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         else:
             # never return a non-metric: the shortest-path closure of the
             # clipped iterate is a feasible point, its LP value an upper bound
-            x = metric_closure(problem.x, n)
+            x = metric_closure(problem.x, n, numpy=small)
             report.finish(f"LP stopped after {sum(r.n_iter for r in results)}"
                           " oracle calls")
-        X = edge_matrix(x, n)
+        X = edge_matrix(x, n, numpy=small)
         self._store(problem, results, stages, X, x, lower, w_scale, converged,
                     stacklevel=4)
         self.labels_, self.cost_ = self._round(A_in, X)

@@ -25,6 +25,7 @@ from ._validation import (
     power_of_two_scale,
 )
 from .base import DocLinkMixin
+from .solvers import numpy_kernels as npk
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.oracles import (
@@ -222,15 +223,17 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
                     sample_weight.toarray() if sparse.issparse(sample_weight)
                     else sample_weight, "sample_weight", n, like="D",
                     nonnegative=True, positive_off_diagonal=True)
-            d = edge_vector(D)
-            we = np.ones_like(d) if w is None else edge_vector(w)
             oracle = (DenseTriangleOracle(n) if self.oracle == "triangle"
                       else DenseShortestPathOracle(n))
+            # small problems: numpy's edge conversions (as the solver's path)
+            small = npk.use_numpy(oracle)
+            d = edge_vector(D, numpy=small)
+            we = np.ones_like(d) if w is None else edge_vector(w, numpy=small)
             res, scale, unit = self._solve(
                 d, we, oracle, weighted=w is not None,
                 pass_budget=ORACLE_PASS_RATIO * float(n) ** 3,
                 settle_fraction=_SETTLE, report=report)
-            M = edge_matrix(res.point, n)
+            M = edge_matrix(res.point, n, numpy=small)
             self.metric_ = M * unit if unit != 1.0 else M
             self._store(res, scale, unit)
         self.n_features_in_ = n
@@ -287,7 +290,7 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         # max |D| (= max D for non-negative D): the unit of tol
         scale = float(np.abs(d).max()) if d.size else 0.0
         tol_abs = self.tol * scale if scale > 0 else 1.0
-        objective = NearnessObjective(d, we, kl)
+        objective = NearnessObjective(d, we, kl, numpy=npk.use_numpy(oracle))
 
         report.phase(f"{d.size} edges, {type(oracle).__name__}, tolerance "
                      f"{tol_abs:.3g}")

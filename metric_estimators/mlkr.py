@@ -20,11 +20,20 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._linalg import initialize_components
 from ._problems.mlkr import MLKRObjective
 from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
+from ._threads import one_blas_thread
 from ._validation import validate_points
 from .base import MahalanobisMixin
 from .solvers.lbfgs import lbfgs
 
 __all__ = ["MLKR"]
+
+
+# Below this many multiply-adds per evaluation (and from
+# _threads.TINY_BLAS_WORK on) BLAS runs on one thread.  On diabetes (442 x 10,
+# 3.9e6 per evaluation) a warm fit of 1000 iterations took 34.3 s of CPU with
+# BLAS's threads spinning on the busy 2-core machine, 1.54 s on one thread
+# (benchmarks/results/numpy_paths_before.md, numpy_paths_after.md).
+_LARGE_BLAS = 1e8
 
 
 class MLKR(MahalanobisMixin, TransformerMixin, BaseEstimator):
@@ -166,9 +175,14 @@ class MLKR(MahalanobisMixin, TransformerMixin, BaseEstimator):
             report.row(len(history), f)
 
         tol = {} if self.tol is None else {"gtol": self.tol, "ftol": self.tol}
-        result = lbfgs(objective, L0.ravel(), max_iter=self.max_iter,
-                       gtol=tol.get("gtol", 1e-5), ftol=tol.get("ftol"),
-                       callback=callback)
+        # one evaluation: products of n^2 (n_components + n_features)
+        # multiply-adds in blocks of rows; single-threaded BLAS below
+        # _LARGE_BLAS, where threads do not pay and spin on busy cores
+        work = n_samples ** 2 * (L0.shape[0] + n_features)
+        with one_blas_thread(work, upper=_LARGE_BLAS):
+            result = lbfgs(objective, L0.ravel(), max_iter=self.max_iter,
+                           gtol=tol.get("gtol", 1e-5), ftol=tol.get("ftol"),
+                           callback=callback)
         self.components_ = result.x.reshape(L0.shape)
         self.n_iter_ = int(result.nit)
         self.loss_curve_ = np.asarray(history, dtype=np.float64)

@@ -6,7 +6,8 @@ Without a cache, the first fit of each estimator in a new environment spends
 several seconds compiling; with it, a fresh process only loads the compiled
 code.  This command fits every estimator once on small synthetic data (on
 the numba path, which small problems otherwise skip: see
-:data:`metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES`), so
+:data:`metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES` and the
+limits of :mod:`metric_estimators.solvers.numpy_kernels`), so
 that every kernel is compiled for the argument types that real fits use, and
 prints for each kernel module how many specialisations were compiled now and
 how many were already cached.
@@ -158,25 +159,34 @@ def warm_up(verbose=True, large=False):
         Kernel module name -> ``(loaded_from_cache, compiled_now)``: numbers
         of specialisations.
     """
+    from ._problems import ordinal
     from ._problems.neighbours import numpy_max_samples
+    from .solvers.numpy_kernels import numpy_limits
 
     start = time.perf_counter()
     # small problems run in numpy by default: force numba to reach every kernel
-    with warnings.catch_warnings(), numpy_max_samples(-1):
-        # the fits are deliberately short: their convergence does not matter
-        warnings.simplefilter("ignore")
-        fits = _fits()
-        if large:
-            fits += [(f"{name} (parallel kernels)", fit) for name, fit in fits
-                     if name.startswith(("MetricNearness", "CorrelationClustering",
-                                         "ProjectAndForget"))]
-        for name, fit in fits:
-            t0 = time.perf_counter()
-            with _parallel_from(0) if name.endswith("(parallel kernels)") \
-                    else contextlib.nullcontext():
-                fit()
-            if verbose:
-                print(f"  {name:<52s} {time.perf_counter() - t0:6.2f} s", flush=True)
+    saved_triplets, ordinal.NUMPY_MAX_TRIPLETS = ordinal.NUMPY_MAX_TRIPLETS, -1
+    try:
+        with warnings.catch_warnings(), numpy_max_samples(-1), numpy_limits(-1):
+            # the fits are deliberately short: their convergence does not matter
+            warnings.simplefilter("ignore")
+            fits = _fits()
+            if large:
+                fits += [(f"{name} (parallel kernels)", fit)
+                         for name, fit in fits
+                         if name.startswith(("MetricNearness",
+                                             "CorrelationClustering",
+                                             "ProjectAndForget"))]
+            for name, fit in fits:
+                t0 = time.perf_counter()
+                with _parallel_from(0) if name.endswith("(parallel kernels)") \
+                        else contextlib.nullcontext():
+                    fit()
+                if verbose:
+                    print(f"  {name:<52s} {time.perf_counter() - t0:6.2f} s",
+                          flush=True)
+    finally:
+        ordinal.NUMPY_MAX_TRIPLETS = saved_triplets
     stats = _kernel_stats()
     if verbose:
         print(f"{'kernel module':<24s} {'from cache':>10s} {'compiled now':>13s}")

@@ -40,6 +40,7 @@ The parameters of the registry are those of the determinism cases
 path): change one and the fingerprints change.  Estimators are imported by their public names only.
 """
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -73,7 +74,30 @@ from metric_estimators import (
     SCML_Supervised,
     SDML_Supervised,
 )
+from metric_estimators._problems import mlkr as _mlkr_problem
+from metric_estimators._problems import ordinal as _ordinal_problem
+from metric_estimators._problems.neighbours import numpy_max_samples
 from metric_estimators.ranking import make_ordinal
+from metric_estimators.solvers.numpy_kernels import numpy_limits
+
+
+@contextmanager
+def numba_paths():
+    """Every numpy path of small problems off inside the block: numba for every size.
+
+    The neighbour search of LMNN / SCML / the ranking
+    (:func:`~metric_estimators._problems.neighbours.numpy_max_samples`), the
+    Bregman engine's (:func:`~metric_estimators.solvers.numpy_kernels.numpy_limits`),
+    MLKR's element-wise pass and LODML's hinge.
+    """
+    saved = (_mlkr_problem.NUMPY_MAX_SAMPLES, _ordinal_problem.NUMPY_MAX_TRIPLETS)
+    _mlkr_problem.NUMPY_MAX_SAMPLES = _ordinal_problem.NUMPY_MAX_TRIPLETS = -1
+    try:
+        with numpy_max_samples(-1), numpy_limits(-1):
+            yield
+    finally:
+        _mlkr_problem.NUMPY_MAX_SAMPLES, _ordinal_problem.NUMPY_MAX_TRIPLETS = saved
+
 
 KINDS = ("supervised", "pairs", "triplets", "quadruplets", "matrix", "graph",
          "chunks", "unsupervised")

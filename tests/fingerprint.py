@@ -10,11 +10,12 @@ result of a registry entry of ``tests/conftest.py`` (``components_`` of a
 learner, ``metric_`` of :class:`~metric_estimators.MetricNearness`,
 ``lp_solution_`` and ``labels_`` of
 :class:`~metric_estimators.CorrelationClustering`) on the registry's data.
-``numpy`` is the default path of these small problems (at most
-``NUMPY_MAX_SAMPLES`` points: LMNN's and SCML's kernels and the exact k-NN
-ranking run in vectorised numpy); ``numba`` forces the numba kernels for
-every size (:func:`metric_estimators._problems.neighbours.numpy_max_samples`
-with -1).  Learners without a numpy path print the same hash twice.
+``numpy`` is the default path of these small problems (LMNN's and SCML's
+kernels, the exact k-NN ranking, the Bregman engine of ITML,
+ProjectAndForget, MetricNearness and CorrelationClustering, MLKR and LODML
+run in vectorised numpy below their limits); ``numba`` forces the numba
+kernels for every size (``conftest.numba_paths()``).  Learners without a
+numpy path print the same hash twice.
 
 A change that should not move any result (a refactoring) must leave every
 line unchanged on the same machine; compare the output before and after.
@@ -30,9 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import BY_NAME, learners  # noqa: E402
-
-from metric_estimators._problems.neighbours import numpy_max_samples  # noqa: E402
+from conftest import BY_NAME, learners, numba_paths  # noqa: E402
 
 #: the learners of a linear map, by name (the cases of test_determinism.py)
 LEARNER_NAMES = [e.name for e in learners("supervised", "chunks", "unsupervised", "pairs",
@@ -64,7 +63,7 @@ def fingerprint(name, path):
     if threshold is None:
         est = fitted(name)
     else:
-        with numpy_max_samples(threshold):
+        with numba_paths():
             est = fitted(name)
     return hashlib.sha256(result_bytes(est)).hexdigest()[:16]
 

@@ -3,9 +3,11 @@
 * same data, same ``random_state``: bit-identical results, also with a
   different numba thread count (the numba kernels with ``parallel=True``
   must not depend on the number of threads).  The registry's problems are
-  small (at most ``NUMPY_MAX_SAMPLES`` points), so by default LMNN, SCML and
-  the exact k-NN ranking run on their numpy path; every such test runs on
-  both paths, the numba one forced by ``numpy_max_samples(-1)``;
+  small, so by default they run on their numpy paths (LMNN, SCML and the
+  exact k-NN ranking; ITML, ITML_Supervised, ProjectAndForget,
+  MetricNearness and CorrelationClustering through the Bregman engine's;
+  MLKR; LODML); every such test runs on both paths, the numba one forced
+  by ``conftest.numba_paths()``;
 * pickle / joblib round trips keep ``transform`` identical; ``clone`` of a
   fitted estimator is unfitted;
 * a numba cache directory that cannot be written (read-only install) is not
@@ -27,7 +29,14 @@ import joblib
 import numba
 import numpy as np
 import pytest
-from conftest import BY_NAME, learners, pairs_data, signed_graph, supervised_data
+from conftest import (
+    BY_NAME,
+    learners,
+    numba_paths,
+    pairs_data,
+    signed_graph,
+    supervised_data,
+)
 from conftest import symmetric_dissimilarity as _dissimilarity
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
@@ -68,8 +77,8 @@ def _points_for(name):
     return X
 
 
-#: the two paths of small problems: the default (numpy, for at most
-#: NUMPY_MAX_SAMPLES points) and the numba kernels forced for every size
+#: the two paths of small problems: the default (numpy, below each numpy
+#: path's limit) and the numba kernels forced for every size
 PATHS = {"numpy": None, "numba": -1}
 
 
@@ -80,7 +89,7 @@ def path(request):
     if threshold is None:
         yield request.param
     else:
-        with numpy_max_samples(threshold):
+        with numba_paths():
             yield request.param
 
 

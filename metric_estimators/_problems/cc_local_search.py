@@ -22,10 +22,13 @@ Both moves never raise the cost of a clustering of the signed graph ``A``
 import numpy as np
 from scipy import sparse
 
-from .._kernels.correlation_clustering import (
-    best_one_element_moves,
-    sparse_one_element_moves,
-)
+from ..solvers import numpy_kernels as npk
+
+# numba kernels, loaded on first call (small dense problems run on numpy's)
+best_one_element_moves = npk.lazy_kernel("correlation_clustering",
+                                         "best_one_element_moves")
+sparse_one_element_moves = npk.lazy_kernel("correlation_clustering",
+                                           "sparse_one_element_moves")
 
 __all__ = ["local_search", "merge_clusters"]
 
@@ -91,7 +94,11 @@ def local_search(A, labels, max_sweeps):
                 A.indptr.astype(np.int64), A.indices.astype(np.int64),
                 np.ascontiguousarray(A.data), lab, left, eps))
         else:
-            sweeps += int(best_one_element_moves(A, lab, left, eps))
+            # small graphs: the numpy moves (the same labels), as the LP's path
+            moves = (npk.best_one_element_moves
+                     if A.shape[0] <= npk.CC_NUMPY_MAX_NODES
+                     else best_one_element_moves)
+            sweeps += int(moves(A, lab, left, eps))
         lab, merges = merge_clusters(A, lab, eps)
         if merges == 0:
             break

@@ -39,25 +39,34 @@ from the previous duals scaled by the gamma ratio (:meth:`rescale_gamma`).
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from .._kernels.cc_pair_projections import project_pairs_w, project_pairs_w_subset
-from .._kernels.edges import edges_to_matrix
-from .._kernels.shortest_paths import apsp
+from ..solvers import numpy_kernels as npk
+
+# numba kernels, loaded on first call (small problems run on numpy's)
+project_pairs_w = npk.lazy_kernel("cc_pair_projections", "project_pairs_w")
+project_pairs_w_subset = npk.lazy_kernel("cc_pair_projections",
+                                         "project_pairs_w_subset")
+edges_to_matrix = npk.lazy_kernel("edges", "edges_to_matrix")
+apsp = npk.lazy_kernel("shortest_paths", "apsp")
 
 __all__ = ["WeightedCorrelationLP", "dense_clustering_cost",
            "dense_pivot_rounding", "metric_closure"]
 
-def metric_closure(x, n):
+
+def metric_closure(x, n, numpy=False):
     """Shortest-path closure of ``clip(x, 0, 1)``: the largest metric below it.
 
     Returns the edge vector of all-pairs shortest-path lengths on the
     complete graph with lengths ``clip(x, 0, 1)`` (a metric with entries in
     [0, 1], at most ``clip(x, 0, 1)`` entrywise, equal to it where no
-    triangle inequality is violated).
+    triangle inequality is violated).  ``numpy``: the numpy path of small
+    problems (:mod:`metric_estimators.solvers.numpy_kernels`).
     """
     X = np.empty((n, n))
-    edges_to_matrix(np.clip(x, 0.0, 1.0), n, X)
+    kernels = npk if numpy else None
+    (edges_to_matrix if kernels is None else npk.edges_to_matrix)(
+        np.clip(x, 0.0, 1.0), n, X)
     np.fill_diagonal(X, 0.0)
-    apsp(X)
+    (apsp if kernels is None else npk.apsp)(X)
     return X[np.triu_indices(n, 1)]
 
 
@@ -105,6 +114,9 @@ class WeightedCorrelationLP:
         self._full_next = True
         self.rel_gap = np.nan
         self.pair_violation = np.inf
+        #: the numpy path of small problems (set by the estimator, as the
+        #: driver sets its active set's)
+        self.numpy = False
 
     # -- objectives and bounds ---------------------------------------------
     def lp_objective(self, x=None):
@@ -216,8 +228,9 @@ class WeightedCorrelationLP:
         (:func:`metric_estimators.solvers.continuation.solve_continuation`)
         repeats it before each stage, before any triangle is known.
         """
-        return project_pairs_w(self.x, self.f, self.d, self.w, self.z_above,
-                               self.z_below)
+        pairs = npk.project_pairs_w if self.numpy else project_pairs_w
+        return pairs(self.x, self.f, self.d, self.w, self.z_above,
+                     self.z_below)
 
     def fixed_pass(self, x):
         """Hildreth pass over the pair constraints, the driver's fixed pass.
@@ -239,8 +252,14 @@ class WeightedCorrelationLP:
                 self._touched = np.flatnonzero(mask)
             else:
                 self._touched = np.empty(0, dtype=np.int64)
+            if self.numpy:
+                return npk.project_pairs_w(x, self.f, self.d, self.w,
+                                           self.z_above, self.z_below)
             return project_pairs_w(x, self.f, self.d, self.w, self.z_above,
                                    self.z_below)
+        if self.numpy:
+            return npk.project_pairs_w(x, self.f, self.d, self.w, self.z_above,
+                                       self.z_below, self._touched)
         return project_pairs_w_subset(x, self.f, self.d, self.w, self.z_above,
                                       self.z_below, self._touched)
 

@@ -12,20 +12,31 @@ On a sparse graph the variables are the stored entries, listed by
 import numpy as np
 from scipy import sparse
 
-from .._kernels.edges import edges_to_matrix, matrix_to_edges
+from ..solvers import numpy_kernels as npk
+
+# numba kernels, loaded on first call (small problems run on numpy's)
+edges_to_matrix = npk.lazy_kernel("edges", "edges_to_matrix")
+matrix_to_edges = npk.lazy_kernel("edges", "matrix_to_edges")
 
 __all__ = ["edge_matrix", "edge_vector", "sparse_edges"]
 
 
-def edge_vector(M):
-    """The upper triangle of the square matrix ``M`` as an edge vector."""
-    return matrix_to_edges(M)
+def edge_vector(M, numpy=False):
+    """The upper triangle of the square matrix ``M`` as an edge vector.
+
+    ``numpy=True``: numpy's conversion (the numpy path of small problems,
+    :mod:`metric_estimators.solvers.numpy_kernels`; same values).
+    """
+    return (npk.matrix_to_edges if numpy else matrix_to_edges)(M)
 
 
-def edge_matrix(x, n):
-    """The symmetric ``(n, n)`` matrix (zero diagonal) of the edge vector ``x``."""
+def edge_matrix(x, n, numpy=False):
+    """The symmetric ``(n, n)`` matrix (zero diagonal) of the edge vector ``x``.
+
+    ``numpy=True``: numpy's conversion, as in :func:`edge_vector`.
+    """
     X = np.empty((n, n))
-    edges_to_matrix(x, n, X)
+    (npk.edges_to_matrix if numpy else edges_to_matrix)(x, n, X)
     return X
 
 

@@ -29,9 +29,12 @@ only within balls (pivot rounding); the local search
 import numpy as np
 from scipy import sparse
 
-from .._kernels.correlation_clustering import sparse_cost
-from .._kernels.sparse_graph import ball_pivot
+from ..solvers.numpy_kernels import lazy_kernel
 from .edges import sparse_edges
+
+# numba kernels, loaded on first call (not by the dense estimator's import)
+ball_pivot = lazy_kernel("sparse_graph", "ball_pivot")
+sparse_cost = lazy_kernel("correlation_clustering", "sparse_cost")
 
 __all__ = ["SparseSignedGraph", "sparse_clustering_cost",
            "sparse_pivot_rounding"]

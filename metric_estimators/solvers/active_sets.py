@@ -33,19 +33,21 @@ Two kinds of constraints:
 
 import numpy as np
 
-from .._kernels.bregman import logdet_sweep, logdet_violations
-from .._kernels.constraint_store import (
-    all_triangles,
-    compact_in_place,
-    constraint_hashes,
-    table_delete,
-    table_insert_new,
-)
-from .._kernels.cycle_projections import (
-    project_paths_kl,
-    project_paths_l2,
-    project_triangles_unit,
-)
+from . import numpy_kernels as npk
+from .numpy_kernels import lazy_kernel
+
+# the numba kernels load on first call (small problems never call them)
+logdet_sweep = lazy_kernel("bregman", "logdet_sweep")
+logdet_violations = lazy_kernel("bregman", "logdet_violations")
+all_triangles = lazy_kernel("constraint_store", "all_triangles")
+compact_in_place = lazy_kernel("constraint_store", "compact_in_place")
+constraint_hashes = lazy_kernel("constraint_store", "constraint_hashes")
+table_delete = lazy_kernel("constraint_store", "table_delete")
+table_insert_new = lazy_kernel("constraint_store", "table_insert_new")
+project_paths_kl = lazy_kernel("cycle_projections", "project_paths_kl")
+project_paths_l2 = lazy_kernel("cycle_projections", "project_paths_l2")
+project_triangles_unit = lazy_kernel("cycle_projections",
+                                     "project_triangles_unit")
 
 __all__ = ["CycleConstraints", "LogDetPairConstraints"]
 
@@ -78,7 +80,16 @@ class CycleConstraints:
     error of the pass, in the units of ``x``: a constraint with a positive
     dual that is not tight, or a violated one (see
     :func:`~metric_estimators._kernels.cycle_projections.project_paths_l2`).
+
+    With ``numpy = True`` (set by the driver on small problems) the set runs
+    on :mod:`metric_estimators.solvers.numpy_kernels`: duplicates are found
+    with ``np.isin`` on the same hashes (no hash table), and a pass projects
+    batches of constraints that share no variable
+    (:func:`~metric_estimators.solvers.numpy_kernels.disjoint_batches`,
+    recomputed when the set changes).
     """
+
+    numpy = False
 
     def __init__(self, x=None, winv=None, divergence="l2"):
         if divergence not in ("l2", "kl"):
@@ -150,6 +161,8 @@ class CycleConstraints:
         """Append the constraints not already present; return how many."""
         if edge.size == 0:
             return 0
+        if self.numpy:
+            return self._add_numpy(edge, ptr, path)
         h = constraint_hashes(edge, ptr, path)
         if 2 * (self._k + h.size) > self._table.size:
             size = self._table.size
@@ -185,11 +198,45 @@ class CycleConstraints:
         self._views()
         return k
 
+    def _add_numpy(self, edge, ptr, path):
+        """:meth:`add` on the numpy path (no hash table)."""
+        h = npk.constraint_hashes(edge, ptr, path)
+        _, first = np.unique(h, return_index=True)
+        keep = np.zeros(h.size, dtype=bool)
+        keep[first] = True
+        keep &= ~np.isin(h, self.hashes)
+        if not keep.any():
+            return 0
+        lens = np.diff(ptr)
+        sel = np.repeat(keep, lens)
+        edge, path, h = edge[keep], path[sel], h[keep]
+        ptr = np.concatenate(([0], np.cumsum(lens[keep])))
+        self.triangles = self.triangles and bool(np.all(lens[keep] == 2))
+        k0, p0 = self._k, self._plen
+        self._edge = np.concatenate((self.edge, edge))
+        self._z = np.concatenate((self.z, np.zeros(edge.size)))
+        self._hashes = np.concatenate((self.hashes, h))
+        self._ptr = np.concatenate((self.ptr, ptr[1:] + p0))
+        self._path = np.concatenate((self.path, path.astype(np.int32)))
+        self._k, self._plen = k0 + edge.size, p0 + int(ptr[-1])
+        self._views()
+        self._batches = None
+        return int(edge.size)
+
     def forget(self):
         """Drop the constraints whose dual is zero; return how many."""
         keep = self.z > 0.0
         dropped = int(keep.size - np.count_nonzero(keep))
-        if dropped:
+        if dropped and self.numpy:
+            sel = np.repeat(keep, np.diff(self.ptr))
+            self._edge, self._z = self.edge[keep], self.z[keep]
+            self._hashes, self._path = self.hashes[keep], self.path[sel]
+            self._ptr = np.concatenate(
+                ([0], np.cumsum(np.diff(self.ptr)[keep]))).astype(np.int64)
+            self._k, self._plen = int(keep.sum()), int(sel.sum())
+            self._views()
+            self._batches = None
+        elif dropped:
             table_delete(self._table, self.hashes, keep)
             self._k, self._plen = compact_in_place(
                 self._edge, self._ptr, self._path, self._z, self._hashes,
@@ -200,6 +247,8 @@ class CycleConstraints:
     def project(self, start=0):
         """One Hildreth pass from constraint ``start``; return its residual."""
         x = self.x
+        if self.numpy:
+            return self._project_numpy(start)
         if self.divergence == "kl":
             return project_paths_kl(x, self.edge, self.ptr, self.path, self.z,
                                     start, self.edge.size)
@@ -209,6 +258,26 @@ class CycleConstraints:
                                           self.edge.size)
         return project_paths_l2(x, self.winv, self.edge, self.ptr, self.path,
                                 self.z, start, self.edge.size)
+
+    def _project_numpy(self, start):
+        """:meth:`project` on the numpy path: batches of variable-disjoint constraints."""
+        if start >= self._k:
+            return 0.0
+        if start == 0:
+            if getattr(self, "_batches", None) is None:
+                self._batches = npk.disjoint_batches(self.edge, self.ptr,
+                                                     self.path)
+            batches = self._batches
+        else:
+            ptr = self.ptr[start:] - self.ptr[start]
+            batches = [b + start for b in npk.disjoint_batches(
+                self.edge[start:], ptr, self.path[self.ptr[start]:])]
+        winv = self.winv
+        if winv is None and self.divergence != "kl":
+            winv = np.ones(self.x.size)
+        return npk.project_cycles(self.x, winv, self.edge, self.ptr,
+                                  self.path, self.z, batches,
+                                  kl=self.divergence == "kl")
 
     def paths(self):
         """Return the list of (edge, path edges) pairs (for inspection and tests)."""
@@ -260,7 +329,12 @@ class LogDetPairConstraints:
     pass's relative dual change ``sum |d lambda| / sum lambda`` and the
     largest relative violation ``delta (p - xi) / xi`` met before a
     projection.  Below ``tol`` a further pass changes nothing beyond it.
+
+    With ``numpy = True`` (set by the driver on small problems) the passes
+    and checks run on :mod:`metric_estimators.solvers.numpy_kernels`.
     """
+
+    numpy = False
 
     def __init__(self, A0, gamma, *, shuffle=True, random_state=None,
                  keep_all=False):
@@ -338,9 +412,9 @@ class LogDetPairConstraints:
             return 0.0
         order = (self._rng.permutation(k) if self.shuffle
                  else np.arange(k)).astype(np.int64) + start
-        change, viol, _ = logdet_sweep(self.A, self.V, self.delta, self.xi,
-                                       self.lam, order, self.gamma, self._w,
-                                       self._wn)
+        sweep = npk.logdet_sweep if self.numpy else logdet_sweep
+        change, viol, _ = sweep(self.A, self.V, self.delta, self.xi, self.lam,
+                                order, self.gamma, self._w, self._wn)
         total = self.lam.sum()
         rel = change / max(total, _TINY) if change > 0 else 0.0
         return float(max(rel, viol))
@@ -348,8 +422,9 @@ class LogDetPairConstraints:
     def violations(self):
         """Return each constraint's relative violation ``delta (v^T A v - xi) / xi``."""
         out = np.empty(len(self))
-        logdet_violations(self.A, self.V, self.delta, self.xi,
-                          np.arange(len(self), dtype=np.int64), out)
+        check = npk.logdet_violations if self.numpy else logdet_violations
+        check(self.A, self.V, self.delta, self.xi,
+              np.arange(len(self), dtype=np.int64), out)
         return out
 
     def max_violation(self):

@@ -31,6 +31,16 @@ users are
 * ProjectAndForget: the same LogDet constraints over every labelled pair
   (:class:`~metric_estimators.solvers.oracles.LabelPairOracle`).
 
+Small problems
+--------------
+A problem whose oracle says it is small
+(:func:`metric_estimators.solvers.numpy_kernels.use_numpy`) runs on the
+numpy path: the driver sets ``numpy = True`` on the active set and the
+oracle, which then call the functions of
+:mod:`metric_estimators.solvers.numpy_kernels` instead of the numba kernels
+(whose compilation would cost far more than such a fit).  The choice depends
+on the problem's size only; both paths solve the same problem to ``tol``.
+
 Stopping rule
 -------------
 Hildreth's iterate becomes feasible long before it is optimal (the duals are
@@ -81,6 +91,7 @@ import numpy as np
 
 from .._reporting import ITERATION, OBJECTIVE, Column
 from .active_sets import LogDetPairConstraints
+from .numpy_kernels import use_numpy
 from .oracles import FixedListOracle
 
 __all__ = ["BregmanResult", "LogDetResult", "TABLE_COLUMNS",
@@ -229,6 +240,9 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
         pass_tol = tol
     if add_threshold is None:
         add_threshold = tol / 10.0
+    # small problems: the numpy path (module docstring), chosen once
+    if use_numpy(oracle):
+        active.numpy = oracle.numpy = True
     point = active.point
     hist = {k: [] for k in _HISTORY_KEYS}
     t0 = time.perf_counter()

@@ -12,10 +12,15 @@ See :mod:`metric_estimators.solvers.oracles` for the calling convention.
 
 import numpy as np
 
-from ..._kernels.edges import edges_to_matrix
-from ..._kernels.short_edge_triangles import short_edge_triangles
-from ..._kernels.shortest_paths import apsp, violated_paths
-from ..._kernels.triangle_oracle import violated_triangles
+from .. import numpy_kernels as npk
+from ..numpy_kernels import lazy_kernel
+
+# the numba kernels load on first call (small problems never call them)
+edges_to_matrix = lazy_kernel("edges", "edges_to_matrix")
+short_edge_triangles = lazy_kernel("short_edge_triangles", "short_edge_triangles")
+apsp = lazy_kernel("shortest_paths", "apsp")
+violated_paths = lazy_kernel("shortest_paths", "violated_paths")
+violated_triangles = lazy_kernel("triangle_oracle", "violated_triangles")
 
 __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
            "ShortEdgeTriangleOracle", "ORACLE_PASS_RATIO", "n_edges"]
@@ -111,6 +116,13 @@ class DenseTriangleOracle(DenseShortestPathOracle):
     lengths, as in correlation clustering).
     """
 
+    #: set by the driver: run on the numpy path (:mod:`~metric_estimators.solvers.numpy_kernels`)
+    numpy = False
+
+    def numpy_size(self):
+        """``("cycles", number of nodes)`` (see :func:`~metric_estimators.solvers.numpy_kernels.use_numpy`)."""
+        return "cycles", self.n
+
     def __call__(self, x, threshold, active=None, precision="float64"):
         """Return the most violated triangle of each edge violated beyond ``threshold``.
 
@@ -124,6 +136,12 @@ class DenseTriangleOracle(DenseShortestPathOracle):
             return (np.empty(0, np.int64), np.zeros(1, np.int64),
                     np.empty(0, np.int32), 0.0)
         X = self._X
+        if self.numpy:
+            npk.edges_to_matrix(np.maximum(x, 0.0), n, X)
+            ce, ptr, path, maxv = npk.violated_triangles(X, n, threshold,
+                                                         self.edge_mask)
+            neg = float(-x.min()) if x.size else 0.0
+            return ce, ptr, path, max(maxv, neg)
         edges_to_matrix(np.maximum(x, 0.0), n, X)
         dtype = np.float32 if precision == "float32" else np.float64
         M = self._buffer(dtype)
@@ -204,8 +222,23 @@ class ShortEdgeTriangleOracle:
         cut = max(level - threshold, 0.5 * (xmax - threshold))
         return float(np.count_nonzero(xp < cut)) / x.size
 
+    #: set by the driver: run on the numpy path (:mod:`~metric_estimators.solvers.numpy_kernels`:
+    #: the dense search, exact, on the whole matrix)
+    numpy = False
+
+    def numpy_size(self):
+        """``("correlation_clustering", number of nodes)`` (see :func:`~metric_estimators.solvers.numpy_kernels.use_numpy`)."""
+        return "correlation_clustering", self.n
+
     def __call__(self, x, threshold, active=None, precision="float64"):
         """Return ``(cons_edge, ptr, path, max_violation)`` as the dense oracle."""
+        if self.numpy:
+            if self._dense is None:
+                self._dense = DenseTriangleOracle(self.n)
+                self._dense.numpy = True
+            self.n_short_ = -1
+            self.n_dense_calls_ += 1
+            return self._dense(x, threshold, active, precision=precision)
         if self.n >= 3 and self.short_fraction(x, threshold) > self.dense_fraction:
             if self._dense is None:
                 self._dense = DenseTriangleOracle(self.n)

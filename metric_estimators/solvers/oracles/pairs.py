@@ -9,9 +9,13 @@ See :mod:`metric_estimators.solvers.oracles` for the calling convention.
 
 import numpy as np
 
-from ..._kernels.bregman import logdet_violations
-from ..._kernels.pair_oracle import scan_pair_block
 from ..._linalg import gram_factor
+from .. import numpy_kernels as npk
+from ..numpy_kernels import lazy_kernel
+
+# the numba kernels load on first call (small problems never call them)
+logdet_violations = lazy_kernel("bregman", "logdet_violations")
+scan_pair_block = lazy_kernel("pair_oracle", "scan_pair_block")
 
 __all__ = ["FixedListOracle", "LabelPairOracle"]
 
@@ -38,11 +42,17 @@ class FixedListOracle:
     """
 
     supports_float32 = False
+    #: set by the driver: run on the numpy path (:mod:`~metric_estimators.solvers.numpy_kernels`)
+    numpy = False
 
     def __init__(self, V, delta, xi0):
         self.V = np.ascontiguousarray(V, dtype=np.float64)
         self.delta = np.ascontiguousarray(delta, dtype=np.float64)
         self.xi0 = np.ascontiguousarray(xi0, dtype=np.float64)
+
+    def numpy_size(self):
+        """``("logdet_listed", number of listed pairs, dimension)`` (see :func:`~metric_estimators.solvers.numpy_kernels.use_numpy`)."""
+        return "logdet_listed", self.V.shape[0], self.V.shape[1]
 
     def __call__(self, A, threshold, active, precision="float64"):
         """Return ``(key, V, delta, xi0, max_violation)`` of violated listed pairs."""
@@ -50,7 +60,8 @@ class FixedListOracle:
         outside[active.key] = False
         idx = np.flatnonzero(outside).astype(np.int64)
         viol = np.empty(idx.size)
-        logdet_violations(A, self.V, self.delta, self.xi0, idx, viol)
+        check = npk.logdet_violations if self.numpy else logdet_violations
+        check(A, self.V, self.delta, self.xi0, idx, viol)
         maxv = max(float(viol.max()) if idx.size else 0.0,
                    active.max_violation())
         new = idx[viol > threshold]
@@ -92,6 +103,8 @@ class LabelPairOracle:
     """
 
     supports_float32 = False
+    #: set by the driver: run on the numpy path (:mod:`~metric_estimators.solvers.numpy_kernels`)
+    numpy = False
 
     def __init__(self, X, y, low, high, *, block_size=512, max_new=5000,
                  skip_pairs=None):
@@ -113,15 +126,22 @@ class LabelPairOracle:
         n = self.X.shape[0]
         return n * (n - 1) // 2 - self.skip_keys.size
 
+    def numpy_size(self):
+        """``("logdet_all_pairs", number of pairs, dimension)`` (see :func:`~metric_estimators.solvers.numpy_kernels.use_numpy`)."""
+        return "logdet_all_pairs", self.n_pairs, self.X.shape[1]
+
     def _scan(self, Z, skip, threshold):
         """Return ``(i, j, violation, max)`` of the violated pairs outside ``skip``."""
         n = Z.shape[0]
+        B = self.block_size
+        cap = max(16, min(n, 4 * self.max_new // max(B, 1) + 16))
+        if self.numpy:
+            return npk.scan_label_pairs(Z, self.y, self.low, self.high,
+                                        threshold, skip, cap)
         sq = np.einsum("ij,ij->i", Z, Z)
         srow = skip // n
         scol = (skip % n).astype(np.int64)
         skip_start = np.searchsorted(srow, np.arange(n + 1)).astype(np.int64)
-        B = self.block_size
-        cap = max(16, min(n, 4 * self.max_new // max(B, 1) + 16))
         I, J, Vv = [], [], []
         maxv = 0.0
         total = 0

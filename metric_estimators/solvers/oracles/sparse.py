@@ -15,8 +15,12 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from ..._kernels.shortest_paths import paths_from_predecessors
-from ..._kernels.sparse_graph import bounded_violated_cycles, graph_closure
+from ..numpy_kernels import lazy_kernel
+
+# the numba kernels load on first call (not by the import of the dense oracles)
+paths_from_predecessors = lazy_kernel("shortest_paths", "paths_from_predecessors")
+bounded_violated_cycles = lazy_kernel("sparse_graph", "bounded_violated_cycles")
+graph_closure = lazy_kernel("sparse_graph", "graph_closure")
 
 __all__ = ["SparseShortestPathOracle", "InProcessExecutor", "DaskExecutor",
            "make_executor"]

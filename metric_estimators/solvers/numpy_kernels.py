@@ -1,0 +1,550 @@
+"""The numpy path of the Bregman engine: the kernels of small problems, without numba.
+
+On a small problem, compiling the numba kernels of
+:mod:`metric_estimators._kernels` costs far more than the whole fit (seconds
+of CPU per estimator on an empty cache, against milliseconds of work), so
+:func:`~metric_estimators.solvers.bregman.bregman_project_forget` runs small
+problems on the functions of this module instead: the same arguments and
+in-place outputs as the kernels they stand for, in vectorised numpy.  The
+driver picks the path once per run, from the problem's size alone
+(:func:`use_numpy`; never from a clock or from what is loaded), and tells the
+active set and the oracle (their ``numpy`` attribute).
+
+LogDet pair constraints (ITML, ProjectAndForget)
+------------------------------------------------
+:func:`logdet_sweep` is the exact sequential sweep of
+:func:`metric_estimators._kernels.bregman.logdet_sweep` -- rank-one updates
+of one matrix do not commute -- as a Python loop over numpy products,
+``O(d^2)`` per projection plus a few microseconds of interpreter.  The rank-one
+increment of entry (i, j) is ``beta * (w_i * w_j)`` as in the kernel, so the
+iterate stays exactly symmetric; ``A v`` is BLAS's, so values agree with the
+kernel's to rounding, not bit for bit.
+
+Cycle constraints (MetricNearness, CorrelationClustering)
+---------------------------------------------------------
+Hildreth's projections onto half-spaces that share no variable commute: a
+*batch* of variable-disjoint constraints projected at once in numpy gives
+exactly what projecting them one after the other gives.  :class:`Batches`
+colours an active set greedily into such batches (a constraint joins the
+first batch none of whose constraints touches one of its edges), and a pass
+projects batch after batch (:func:`project_cycles`).  The order of the
+projections differs from the kernels' (constraint by constraint, in
+storage order), so iterates differ along the way; the fixed point, and so
+the solution to the solver's tolerance, is the same.  The triangle oracle
+(:func:`violated_triangles`) is the exact float64 min-plus search over
+every apex at once (``O(n^3)`` memory, hence small ``n`` only), which is
+also what the short-edge oracle of correlation clustering returns.
+
+Dense correlation clustering adds the pair constraints of its LP
+(:func:`project_pairs_w`: each pair's two constraints touch only its own
+``x_e`` and ``f_e``, so the vectorised pass is the kernel's, bit for bit),
+the shortest-path closure (:func:`apsp`) and the rounding's local search
+(:func:`best_one_element_moves`: the kernel's moves in the kernel's order,
+hence the same labels).
+
+Which sizes take this path, and why, is documented at each limit below;
+``benchmarks/bench_numpy_paths.py`` measures both paths.
+"""
+
+import importlib
+from contextlib import contextmanager
+
+import numpy as np
+
+__all__ = [
+    "CC_NUMPY_MAX_NODES",
+    "CYCLE_NUMPY_MAX_NODES",
+    "LOGDET_NUMPY_MAX_DIM",
+    "LOGDET_NUMPY_MAX_LISTED",
+    "LOGDET_NUMPY_MAX_PAIRS",
+    "apsp",
+    "best_one_element_moves",
+    "constraint_hashes",
+    "disjoint_batches",
+    "edge_id",
+    "edges_to_matrix",
+    "lazy_kernel",
+    "logdet_sweep",
+    "logdet_violations",
+    "matrix_to_edges",
+    "numpy_limits",
+    "project_cycles",
+    "project_nonnegative",
+    "project_pairs_w",
+    "scan_label_pairs",
+    "use_numpy",
+    "violated_triangles",
+]
+
+#: ITML problems with at most this many listed pair constraints (in at most
+#: :data:`LOGDET_NUMPY_MAX_DIM` dimensions) run on the numpy path.  A first
+#: ITML_Supervised fit on iris in a fresh process with an empty cache cost
+#: 2.68 s of CPU on the numba path (numba's import and the LogDet kernels'
+#: compilation included) and 1.09 s on the numpy path
+#: (``benchmarks/results/numpy_paths_after.md``).  The numpy sweep costs a few
+#: microseconds of interpreter per projection more than the kernel: warm
+#: fits took 0.017 / 0.003 s (numpy / numba) on iris and wine, 0.015 /
+#: 0.004 s on 200-300 points of breast cancer (30 features, about 200
+#: constraints) and 0.08 / 0.02, 0.14 / 0.03, 0.18 / 0.03 s on 100 / 200 /
+#: 300 digits (64 features, about 1000 constraints)
+#: (``benchmarks/results/numpy_paths_threshold.md``).  Up to 2000
+#: constraints the surcharge of a warm fit stays a few tenths of a second,
+#: far below one compilation.
+LOGDET_NUMPY_MAX_LISTED = 2_000
+
+#: ProjectAndForget problems with at most this many labelled pairs (the
+#: oracle's candidates, ``n (n - 1) / 2``) run on the numpy path.  Warm fits
+#: took 0.30 / 0.06 s (numpy / numba) on 100 digits (4,950 pairs), 0.88 /
+#: 0.05 s on iris (11,175 pairs), 1.09 / 0.07 s on wine (15,753), 0.74 /
+#: 0.11 and 2.05 / 0.22 s on 200 / 300 digits, 3.0 / 0.22 and 13.2 / 0.89 s
+#: on 200 / 300 points of breast cancer
+#: (``benchmarks/results/numpy_paths_threshold.md``): the surcharge grows
+#: with the number of projections, which the size of the problem bounds only
+#: loosely.  5,000 pairs (about 100 points) keeps a warm fit's surcharge
+#: under 0.3 s (+0.23 s at 4,950 pairs, +0.83 s already at 11,175).  Above
+#: it the first fit pays the compilation of the oracle and LogDet kernels:
+#: iris, on the numba path, costs under 5 s of CPU in a fresh process with
+#: an empty cache (``benchmarks/results/first_contact.md``, case
+#: ProjectAndForget).
+LOGDET_NUMPY_MAX_PAIRS = 5_000
+
+#: Largest dimension ``d`` of the LogDet numpy path (the rank-one updates and
+#: products cost ``O(d^2)`` per projection in numpy as in the kernel, plus a
+#: fixed interpreter cost that dominates up to about this size).
+LOGDET_NUMPY_MAX_DIM = 64
+
+#: Dense cycle-constraint problems with the triangle oracle (MetricNearness)
+#: on at most this many nodes run on the numpy path.  A first fit on 60 x 60
+#: noisy distances in a fresh process with an empty cache cost 19.7 s of CPU
+#: on the numba path (oracle, constraint store, projections and edge
+#: conversions compiled) and 1.17 s on the numpy path
+#: (``benchmarks/results/numpy_paths_after.md``).  Warm fits of
+#: ``MetricNearness()`` on noisy planar distances took 0.03 / 0.14 s (numpy /
+#: numba) at 60 nodes, 0.11 / 0.01 s at 100, 0.26 / 0.08 s at 150,
+#: 0.44 / 0.13 s at 200 and 1.31 / 0.27 s at 300 (same iterations;
+#: ``benchmarks/results/numpy_paths_threshold.md``), and the numpy oracle
+#: holds ``n^3 / 2`` floats (32 MB at 200 nodes).  200 nodes keeps a warm
+#: fit's surcharge near 0.3 s.
+CYCLE_NUMPY_MAX_NODES = 200
+
+#: Dense correlation-clustering problems (the short-edge triangle oracle, the
+#: pair constraints, the rounding's local search) on at most this many nodes
+#: run on the numpy path.  A first fit on a dense 60-node signed graph in a
+#: fresh process with an empty cache cost 39.4 s of CPU on the numba path
+#: and 1.51 s on the numpy path (``benchmarks/results/numpy_paths_after.md``).
+#: Warm fits of ``CorrelationClustering(random_state=0)`` on planted
+#: partitions with 10 % flipped signs took 0.39 / 0.39 s (numpy / numba) at
+#: 60 nodes, 0.83 / 0.39 s at 100, 1.91 / 0.39 s at 150 and 4.1 / 0.66 s at
+#: 200 (same oracle calls; ``benchmarks/results/numpy_paths_threshold.md``):
+#: most of the surcharge is the rounding's local search, a Python loop over
+#: the nodes.  100 nodes keeps it under 0.5 s.
+CC_NUMPY_MAX_NODES = 100
+
+_P_TINY = 1e-300
+
+
+def use_numpy(oracle):
+    """True when the problem behind ``oracle`` is small enough for the numpy path.
+
+    An oracle that has a numpy path says how large its problem is with
+    ``oracle.numpy_size()``, a tuple ``(kind, size...)`` compared with this
+    module's limits; any other oracle runs on the numba kernels.
+    """
+    size = getattr(oracle, "numpy_size", None)
+    if size is None:
+        return False
+    kind, *values = size()
+    if kind == "logdet_listed":
+        n_listed, dim = values
+        return (n_listed <= LOGDET_NUMPY_MAX_LISTED
+                and dim <= LOGDET_NUMPY_MAX_DIM)
+    if kind == "logdet_all_pairs":
+        n_pairs, dim = values
+        return n_pairs <= LOGDET_NUMPY_MAX_PAIRS and dim <= LOGDET_NUMPY_MAX_DIM
+    if kind == "cycles":
+        (n_nodes,) = values
+        return n_nodes <= CYCLE_NUMPY_MAX_NODES
+    if kind == "correlation_clustering":
+        (n_nodes,) = values
+        return n_nodes <= CC_NUMPY_MAX_NODES
+    return False
+
+
+@contextmanager
+def numpy_limits(value):
+    """Every limit of this module set to ``value`` inside the block (tests, benchmarks).
+
+    ``-1``: the numba kernels for every size; a huge value: numpy for every
+    size.  Not thread-safe: it sets the module constants and restores them.
+    """
+    names = ("LOGDET_NUMPY_MAX_LISTED", "LOGDET_NUMPY_MAX_PAIRS",
+             "LOGDET_NUMPY_MAX_DIM", "CYCLE_NUMPY_MAX_NODES",
+             "CC_NUMPY_MAX_NODES")
+    module = globals()
+    saved = [module[name] for name in names]
+    for name in names:
+        module[name] = value
+    try:
+        yield
+    finally:
+        for name, old in zip(names, saved):
+            module[name] = old
+
+
+# ---------------------------------------------------------------------------
+# LogDet pair constraints
+
+def logdet_sweep(A, V, delta, xi, lam, idx, gamma, w=None, wn=None):
+    """:func:`metric_estimators._kernels.bregman.logdet_sweep` in numpy.
+
+    Same arguments (``w``, ``wn`` unused), same in-place updates of ``A``,
+    ``xi``, ``lam`` and the same returns ``(dual_change, max_violation,
+    n_updates)``.
+    """
+    n = idx.shape[0]
+    if n == 0:
+        return 0.0, 0.0, 0
+    if np.isinf(gamma):
+        gamma_proj, inv_gamma = 1.0, 0.0
+    else:
+        gamma_proj, inv_gamma = gamma / (gamma + 1.0), 1.0 / gamma
+    Vs = V[idx]
+    sign = delta[idx].tolist()
+    cons = idx.tolist()
+    # Python floats in the loop (numpy scalars are slower); written back
+    # below, repeated constraints included
+    lam_l, xi_l = lam.tolist(), xi.tolist()
+    dual_change = 0.0
+    max_violation = 0.0
+    n_updates = 0
+    w = A @ Vs[0]
+    for k in range(n):
+        c = cons[k]
+        p = float(Vs[k] @ w)
+        if p > _P_TINY:
+            s, x = sign[k], xi_l[c]
+            viol = s * (p - x) / x
+            max_violation = max(max_violation, viol)
+            theta = s * gamma_proj * (1.0 / p - 1.0 / x)
+            z = lam_l[c]
+            if theta < z:
+                alpha, lam_l[c] = theta, z - theta
+            else:
+                alpha, lam_l[c] = z, 0.0
+            if alpha != 0.0:
+                dual_change += abs(alpha)
+                sa = s * alpha
+                beta = sa / (1.0 - sa * p)
+                xi_l[c] = x / (1.0 + sa * x * inv_gamma)
+                n_updates += 1
+                A += beta * np.outer(w, w)
+        if k + 1 < n:
+            w = A @ Vs[k + 1]
+    lam[:] = lam_l
+    xi[:] = xi_l
+    return dual_change, max_violation, n_updates
+
+
+def logdet_violations(A, V, delta, xi, idx, out):
+    """:func:`metric_estimators._kernels.bregman.logdet_violations` in numpy."""
+    if idx.size == 0:
+        return
+    Vs = V[idx]
+    p = np.einsum("ij,ij->i", Vs @ A, Vs)
+    out[:] = delta[idx] * (p - xi[idx]) / xi[idx]
+
+
+def scan_label_pairs(Z, y, low, high, threshold, skip, cap):
+    """All violated label pairs at once: the numpy path of ``LabelPairOracle._scan``.
+
+    The pairs ``i < j`` not keyed (``i * n + j``) in the sorted ``skip``;
+    a same-class pair is violated when ``(d - low) / low > threshold``, a
+    different-class one when ``(high - d) / high > threshold``, with ``d``
+    the squared distance of the rows of ``Z``.  As the kernel's ring
+    buffers, at most the last ``cap`` violated pairs of each row are
+    returned (in increasing ``j``).
+
+    Returns ``(I, J, violation, max_violation, n_violated)``.
+    """
+    n = Z.shape[0]
+    sq = np.einsum("ij,ij->i", Z, Z)
+    I, J = np.triu_indices(n, 1)
+    if skip.size:
+        keep = ~np.isin(I * n + J, skip)
+        I, J = I[keep], J[keep]
+    dist = sq[I] + sq[J] - 2.0 * np.einsum("ij,ij->i", Z[I], Z[J])
+    viol = np.where(y[I] == y[J], (dist - low) / low, (high - dist) / high)
+    maxv = float(max(0.0, viol.max())) if viol.size else 0.0
+    hit = viol > threshold
+    I, J, viol = I[hit], J[hit], viol[hit]
+    total = int(I.size)
+    if total:
+        # rank of each hit from the end of its row; keep the last cap
+        counts = np.bincount(I, minlength=n)
+        ends = np.cumsum(counts)
+        from_end = ends[I] - np.arange(total) - 1
+        last = from_end < cap
+        I, J, viol = I[last], J[last], viol[last]
+    return (I.astype(np.int64), J.astype(np.int64), viol, maxv, total)
+
+
+def lazy_kernel(module, name):
+    """A stand-in for the numba kernel ``metric_estimators._kernels.<module>.<name>``.
+
+    Calling it imports the kernel module (and numba) on first use, so that
+    the modules of the engine can name their kernels at the top without
+    loading numba for the problems that run on the numpy path.
+    """
+    path = f"metric_estimators._kernels.{module}"
+
+    def kernel(*args, **kwargs):
+        return getattr(importlib.import_module(path), name)(*args, **kwargs)
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = f"Lazily loaded :func:`{path}.{name}`."
+    return kernel
+
+
+# ---------------------------------------------------------------------------
+# Cycle constraints: edges, the active set's store, the triangle oracle and
+# the Hildreth passes
+
+def matrix_to_edges(D):
+    """:func:`metric_estimators._kernels.edges.matrix_to_edges` in numpy."""
+    n = D.shape[0]
+    return np.ascontiguousarray(D[np.triu_indices(n, 1)], dtype=np.float64)
+
+
+def edges_to_matrix(x, n, out):
+    """:func:`metric_estimators._kernels.edges.edges_to_matrix` in numpy."""
+    i, j = np.triu_indices(n, 1)
+    out[i, j] = x
+    out[j, i] = x
+    out[np.arange(n), np.arange(n)] = 0.0
+
+
+def edge_id(i, j, n):
+    """Number of the edge ``{i, j}`` (arrays, ``i != j``), as the kernels number them."""
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    return lo * n - (lo * (lo + 1)) // 2 - lo - 1 + hi
+
+
+_H_MUL0 = np.uint64(0x9E3779B97F4A7C15)
+_H_ADD = np.uint64(0x632BE59BD9B4E019)
+_H_MUL = np.uint64(0xBF58476D1CE4E5B9)
+
+
+def constraint_hashes(cons_edge, ptr, path):
+    """:func:`metric_estimators._kernels.constraint_store.constraint_hashes` in numpy (same bits)."""
+    k = cons_edge.shape[0]
+    h = cons_edge.astype(np.uint64) * _H_MUL0 + np.uint64(1)
+    lens = np.diff(ptr)
+    starts = ptr[:-1]
+    for p in range(int(lens.max()) if k else 0):
+        on = lens > p
+        g = h[on]
+        g ^= path[starts[on] + p].astype(np.uint64) + _H_ADD
+        g *= _H_MUL
+        g ^= g >> np.uint64(29)
+        h[on] = g
+    h[h == 0] = np.uint64(1)
+    return h
+
+
+def project_nonnegative(x, winv, z):
+    """:func:`metric_estimators._kernels.cycle_projections.project_nonnegative` in numpy.
+
+    The constraints ``-x_e <= 0`` share no variable: one vectorised step
+    gives the kernel's result exactly.
+    """
+    if x.size == 0:
+        return 0.0
+    s = -x
+    resid = float(np.max(np.where(z > 0.0, np.abs(s), np.maximum(s, 0.0))))
+    step, z[:] = _hildreth(z, -s / winv)
+    x -= step * winv
+    return resid
+
+
+def _hildreth(z, theta):
+    """Vectorised :func:`~metric_estimators._kernels.bregman.hildreth_correction`."""
+    less = theta < z
+    step = np.where(less, theta, z)
+    return step, np.where(less, z - theta, 0.0)
+
+
+def disjoint_batches(cons_edge, ptr, path):
+    """Split constraints into batches that share no variable (greedy, in index order).
+
+    Returns a list of index arrays: in each round, a constraint joins the
+    batch when it is the lowest-numbered constraint not yet placed on each
+    of its variables (edge and path edges), so no two constraints of a
+    batch touch the same variable.
+    """
+    k = cons_edge.shape[0]
+    lens = np.diff(ptr) + 1
+    owner = np.repeat(np.arange(k), lens)
+    var = np.empty(owner.size, dtype=np.int64)
+    first = np.cumsum(lens) - lens
+    var[first] = cons_edge
+    rest = np.ones(owner.size, dtype=bool)
+    rest[first] = False
+    var[rest] = path
+    batches = []
+    left = np.ones(k, dtype=bool)
+    size = int(var.max()) + 1 if var.size else 0
+    while owner.size:
+        low = np.full(size, k, dtype=np.int64)
+        np.minimum.at(low, var, owner)
+        bad = np.zeros(k, dtype=bool)
+        bad[owner[low[var] != owner]] = True
+        chosen = np.flatnonzero(left & ~bad)
+        batches.append(chosen)
+        left[chosen] = False
+        stay = left[owner]
+        owner, var = owner[stay], var[stay]
+    return batches
+
+
+def project_cycles(x, winv, cons_edge, ptr, path, z, batches, kl=False):
+    """One Hildreth pass over cycle constraints, batch after batch.
+
+    ``batches`` from :func:`disjoint_batches` (indices into the
+    constraints).  Squared L2 weighted by ``1 / winv`` as
+    :func:`~metric_estimators._kernels.cycle_projections.project_paths_l2`
+    (and ``project_triangles_unit``), or the KL projections of
+    :func:`~metric_estimators._kernels.cycle_projections.project_paths_kl`:
+    within a batch the constraints share no variable, so projecting them
+    at once equals projecting them in turn.  Returns the pass's largest
+    complementary-slackness residual.
+    """
+    resid = 0.0
+    for b in batches:
+        if b.size == 0:
+            continue
+        lens = ptr[b + 1] - ptr[b]
+        pos = np.repeat(ptr[b] - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
+        seg = np.repeat(np.arange(b.size), lens)
+        pe = path[pos]
+        e = cons_edge[b]
+        S = np.bincount(seg, weights=x[pe], minlength=b.size)
+        zb = z[b]
+        if kl:
+            xe = x[e]
+            s = xe - S
+            step, z[b] = _hildreth(zb, 0.5 * np.log(S / xe))
+            x[e] = xe * np.exp(step)
+            x[pe] *= np.exp(-step)[seg]
+        else:
+            s = x[e] - S
+            den = winv[e] + np.bincount(seg, weights=winv[pe], minlength=b.size)
+            step, z[b] = _hildreth(zb, -s / den)
+            x[e] += step * winv[e]
+            x[pe] -= step[seg] * winv[pe]
+        r = np.where(zb > 0.0, np.abs(s), np.maximum(s, 0.0))
+        resid = max(resid, float(r.max()))
+    return resid
+
+
+def violated_triangles(X, n, threshold, edge_mask):
+    """The dense triangle oracle's search in numpy (``O(n^3)`` memory: small ``n`` only).
+
+    As :func:`metric_estimators._kernels.triangle_oracle.violated_triangles`
+    in float64: the most violated triangle ``(u, w, v)`` of every edge
+    ``uv`` (``u < v``, in ``edge_mask``) violated by more than
+    ``threshold``, and the largest violation.  Returns ``(cons_edge, ptr,
+    path, max_violation)``; ties between apexes go to the lowest ``w``.
+    """
+    i, j = np.triu_indices(n, 1)
+    T = X[i] + X[j]                     # T[e, w] = x_uw + x_wv
+    W = np.argmin(T, axis=1)
+    viol = X[i, j] - T[np.arange(i.size), W]
+    viol = np.where(edge_mask, viol, 0.0)
+    maxv = float(max(0.0, viol.max())) if viol.size else 0.0
+    hit = np.flatnonzero(viol > threshold)
+    u, v, w = i[hit], j[hit], W[hit]
+    path = np.empty(2 * hit.size, dtype=np.int32)
+    path[0::2] = edge_id(u, w, n)
+    path[1::2] = edge_id(w, v, n)
+    return (hit.astype(np.int64), np.arange(hit.size + 1, dtype=np.int64) * 2,
+            path, maxv)
+
+
+# ---------------------------------------------------------------------------
+# Correlation clustering (dense): pair constraints, shortest paths, moves
+
+def project_pairs_w(x, f, d, w, zA, zB, edges=None):
+    """:func:`metric_estimators._kernels.cc_pair_projections.project_pairs_w` in numpy.
+
+    ``edges`` given: :func:`~metric_estimators._kernels.cc_pair_projections.project_pairs_w_subset`.
+    The two constraints of a pair touch only ``x_e`` and ``f_e``: all pairs
+    are projected at once (first constraint, then the second), which is the
+    kernel's result exactly.
+    """
+    e = np.flatnonzero(w > 0.0) if edges is None else edges[w[edges] > 0.0]
+    if e.size == 0:
+        return 0.0
+    we = w[e]
+    s = x[e] - f[e] - d[e]
+    za = zA[e]
+    r1 = np.where(za > 0.0, np.abs(s), np.maximum(s, 0.0))
+    step, zA[e] = _hildreth(za, -0.5 * s * we)
+    dx = step / we
+    xe = x[e] + dx
+    fe = f[e] - dx
+    s = d[e] - xe - fe
+    zb = zB[e]
+    r2 = np.where(zb > 0.0, np.abs(s), np.maximum(s, 0.0))
+    step, zB[e] = _hildreth(zb, -0.5 * s * we)
+    dx = step / we
+    x[e] = xe - dx
+    f[e] = fe - dx
+    return float(max(r1.max(), r2.max()))
+
+
+def apsp(D):
+    """All-pairs shortest paths in place (Floyd-Warshall, one numpy step per node)."""
+    n = D.shape[0]
+    for k in range(n):
+        np.minimum(D, D[:, k, None] + D[None, k, :], out=D)
+
+
+def best_one_element_moves(A, labels, max_sweeps, eps):
+    """:func:`metric_estimators._kernels.correlation_clustering.best_one_element_moves` in numpy.
+
+    The same moves in the same order (a loop over the nodes; the sums of a
+    node's weights per cluster by ``np.bincount``), so the same labels.
+    """
+    n = labels.shape[0]
+    count = np.bincount(labels, minlength=n)
+    free = [c for c in range(n - 1, -1, -1) if count[c] == 0]
+    idx = np.arange(n)
+    sweeps = 0
+    for sweep in range(max_sweeps):
+        sweeps = sweep + 1
+        moved = False
+        for i in range(n):
+            others = idx != i
+            lab_o = labels[others]
+            S = np.bincount(lab_o, weights=A[i, others], minlength=n)
+            a = int(labels[i])
+            best = S[a]
+            target = a
+            # the clusters of the other nodes in order of first appearance,
+            # as the kernel's scan over j meets them
+            _, first = np.unique(lab_o, return_index=True)
+            for c in lab_o[np.sort(first)].tolist():
+                if S[c] > best + eps:
+                    best, target = S[c], c
+            if count[a] > 1 and 0.0 > best + eps and free:
+                target = free.pop()
+            if target != a:
+                count[a] -= 1
+                if count[a] == 0:
+                    free.append(a)
+                count[target] += 1
+                labels[i] = target
+                moved = True
+        if not moved:
+            break
+    return sweeps
