@@ -445,12 +445,15 @@ REGISTRY = [
     Learner("ITML_Supervised", ITML_Supervised, "supervised",
             dict(random_state=0, max_iter=200)),
     Learner("MLKR", MLKR, "supervised", dict(random_state=0, max_iter=30)),
+    # the default path solver stops at max_iter by design, without a
+    # warning; the max_iter test runs the exact solve
     Learner("MMC", MMC, "pairs", dict(random_state=0),
+            iterative_params=dict(solver="exact"),
             expected_failed_checks=_pairs_expected("MMC", "MMC_Supervised")),
     Learner("MMC-diagonal", MMC, "pairs", dict(diagonal=True, random_state=0),
             expected_failed_checks=_pairs_expected("MMC", "MMC_Supervised")),
     Learner("MMC_Supervised", MMC_Supervised, "supervised",
-            dict(random_state=0)),
+            dict(random_state=0), iterative_params=dict(solver="exact")),
     Learner("MMC_Supervised-diagonal", MMC_Supervised, "supervised",
             dict(diagonal=True, random_state=0)),
     Learner("SDML", SDML, "pairs", dict(random_state=0),
