@@ -46,17 +46,18 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import fill_doc
-from ._problems.logdet import prior_matrix
+from ._problems.logdet import covariance_pseudo_inverse, prior_matrix
 from ._problems.mmc import RIDGE, MMCDiagonalProblem, MMCFullProblem, MMCPathProblem
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
 from ._threads import one_blas_thread
-from ._validation import validate_labelled_points
-from .base import MahalanobisMixin, PairsClassifierMixin, components_from_matrix
+from ._tuple_classifiers import PairsClassifierMixin
+from ._validation import check_prior, validate_labelled_points
+from .base import MahalanobisMixin, components_from_matrix
 from .constraints import default_n_constraints, pairs_from_labels
 from .solvers.constrained import (
     halfspace_psd_ascent,
@@ -128,10 +129,7 @@ class _BaseMMC(MahalanobisMixin, BaseEstimator):
                 "on similar pairs does not bound the metric (the MMC problem "
                 "is unbounded)."
             )
-        try:
-            A0 = prior_matrix(self.init, points, n_features, rng)
-        except (TypeError, ValueError) as exc:  # name MMC's parameter: init
-            raise type(exc)(str(exc).replace("prior", "init")) from None
+        A0 = self._initial_matrix(points, n_features, rng)
         self.n_raised_ = 0
         with one_blas_thread(V.shape[0] * n_features ** 2, upper=_LARGE_BLAS):
             if self.diagonal:
@@ -142,6 +140,24 @@ class _BaseMMC(MahalanobisMixin, BaseEstimator):
                 M = self._solve_path(V_sim, V_dis, A0, report)
         self.components_ = components_from_matrix(M, name="the learned matrix")
         return self
+
+    def _initial_matrix(self, points, n_features, rng):
+        """The starting matrix of ``init``; a singular covariance warns."""
+        if isinstance(self.init, str) and self.init == "covariance":
+            A0, rank = covariance_pseudo_inverse(points)
+            if rank < n_features:
+                warnings.warn(
+                    f"init='covariance': the covariance of the points has rank "
+                    f"{rank} < {n_features} features and is not invertible; "
+                    "starting from its pseudo-inverse.  Remove linearly "
+                    "dependent features (e.g. reduce the dimension with PCA) "
+                    "to make it invertible.", UserWarning, stacklevel=5)
+            return A0
+        try:
+            prior = check_prior(self.init, n_features)
+            return prior_matrix(prior, points, n_features, rng)
+        except (TypeError, ValueError) as exc:  # name MMC's parameter: init
+            raise type(exc)(str(exc).replace("prior", "init")) from None
 
     def _solve_full(self, V_sim, V_dis, A0, report):
         problem = MMCFullProblem(V_sim, V_dis)
@@ -261,8 +277,10 @@ class MMC(PairsClassifierMixin, _BaseMMC):
         maximum).  Diagonal: L-BFGS-B's relative decrease tolerance.
     init : {'identity', 'covariance', 'random'} or array of shape \
             (n_features, n_features), default='identity'
-        Starting matrix: the identity, the inverse covariance of the points,
-        a random SPD matrix (``random_state``) or a positive definite array.
+        Starting matrix: the identity, the inverse covariance of the points
+        (its pseudo-inverse, with a warning, when the covariance is
+        singular), a random SPD matrix (``random_state``) or a positive
+        definite array.
         (Diagonal: its diagonal.)  The problem is convex, so it changes the
         path, not the optimum.
     diagonal : bool, default=False
@@ -353,7 +371,7 @@ class MMC(PairsClassifierMixin, _BaseMMC):
                                                  calibration_params)
 
 
-class MMC_Supervised(_BaseMMC):
+class MMC_Supervised(TransformerMixin, _BaseMMC):
     """MMC with pairs drawn from class labels.
 
     Draws ``n_constraints`` same-class (similar) and ``n_constraints``
@@ -416,7 +434,8 @@ class MMC_Supervised(_BaseMMC):
         report = FitReport(self, (ITERATION, OBJECTIVE, _GAP, _STEP),
                            verbose=self.verbose)
         self._check_preprocessor()
-        X, y, labels = validate_labelled_points(self, self._points(X), y)
+        X, y, labels = validate_labelled_points(
+            self, self._points(X), y, minus_one_note=True)
         n_constraints = default_n_constraints(self.n_constraints, labels.classes.size)
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)

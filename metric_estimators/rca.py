@@ -8,7 +8,7 @@ import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -17,16 +17,17 @@ from ._problems.rca import chunklet_covariances, rca_components
 from ._reporting import FitReport
 from ._validation import (
     power_of_two_scale,
+    renamed_parameter,
     validate_labelled_points,
     validate_points,
 )
-from .base import MahalanobisMixin, renamed_parameter
+from .base import MahalanobisMixin
 from .constraints import Constraints
 
 __all__ = ["RCA", "RCA_Supervised"]
 
 
-class RCA(MahalanobisMixin, BaseEstimator):
+class RCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """Relevant Component Analysis: whiten the within-chunklet covariance.
 
     RCA (Shental et al., ECCV 2002) learns from *chunklets*, small groups of
@@ -58,12 +59,12 @@ class RCA(MahalanobisMixin, BaseEstimator):
     -----
     Cost ``O(p n_features^2 + n_features^3)`` for ``p`` chunklet points.
     Rank deficiency: directions in which the points do not vary at all
-    (e.g. constant features) get weight 0 silently, there is nothing to
-    learn there.  A direction in which the points vary but no chunklet does
-    has no finite RCA weight (``C`` is singular); it gets weight 0 (the
-    pseudo-inverse) with a UserWarning that says what to do: give more or
-    larger chunklets, or reduce the dimension (``n_components`` or a PCA).
-    metric-learn 0.7.0 warns and returns NaN in that case.
+    (e.g. constant features) get weight 0, with a UserWarning: there is
+    nothing to learn there.  A direction in which the points vary but no
+    chunklet does has no finite RCA weight (``C`` is singular); it gets
+    weight 0 (the pseudo-inverse) with a UserWarning that says what to do:
+    give more or larger chunklets, or reduce the dimension (``n_components``
+    or a PCA).  metric-learn 0.7.0 warns and returns NaN in both cases.
 
     Examples
     --------
@@ -118,6 +119,15 @@ class RCA(MahalanobisMixin, BaseEstimator):
         if rank == 0:
             raise ValueError("The points are all identical: RCA has "
                              "nothing to learn from.")
+        if rank < X.shape[1]:
+            warnings.warn(
+                f"[{type(self).__name__}] the points do not vary at all in "
+                f"{X.shape[1] - rank} of {X.shape[1]} directions (e.g. constant "
+                "or linearly dependent features): RCA's weight there is "
+                "undefined and is set to 0, so transform ignores them "
+                "(metric-learn returns NaN).  Remove such features first (e.g. "
+                "sklearn.feature_selection.VarianceThreshold, or a PCA) to "
+                "avoid this.", UserWarning, stacklevel=4)
         if n_deficient:
             warnings.warn(
                 f"[{type(self).__name__}] the within-chunklet covariance is "
@@ -247,7 +257,7 @@ class RCA_Supervised(RCA):
         n_chunks = renamed_parameter(self, "num_chunks", "n_chunks", None)
         self._check_preprocessor()
         X, y, (_, y_idx, counts) = validate_labelled_points(
-            self, self._points(X), y)
+            self, self._points(X), y, minus_one_note=True)
         self._n_components(X.shape[1])
         capacity = int((counts // self.chunk_size).sum())
         if capacity == 0:

@@ -15,7 +15,6 @@ from sklearn.preprocessing import StandardScaler
 from metric_estimators.itml import ITML_Supervised
 from metric_estimators.project_and_forget import ProjectAndForget
 
-
 # scikit-learn's estimator checks: tests/test_sklearn_checks.py
 
 
@@ -63,7 +62,7 @@ def test_reported_satisfied_constraints_are_satisfied():
     # every pair the model reports as satisfied (all of them, at convergence,
     # within tol relative, the active ones against their slack) is satisfied
     assert est.converged_
-    assert est.max_violation_ <= 1e-4
+    assert est.violation_ <= 1e-4
     assert viol.max() <= 1e-4 * (1 + 1e-6) + 1e-9
     assert est.n_pairs_ == viol.size
     # the active set is far smaller than the set of all pairs
@@ -168,3 +167,56 @@ def test_oracle_counts_every_violated_pair_and_history_times():
     assert len(est.history_["oracle_time"]) == 1
     assert 0 < est.history_["oracle_time"][0] <= est.history_["time"][0]
     assert est.history_["active_bytes"][0] == est.n_active_ * (8 * 5 + 8 * 4)
+
+
+def test_max_violation_is_a_deprecated_name_of_violation():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[::3]
+    est = ProjectAndForget(max_iter=3, random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        est.fit(X, y[::3])
+    assert "max_violation_" not in vars(est)  # not a stored attribute
+    with pytest.warns(FutureWarning, match="max_violation_ is deprecated: use "
+                      "violation_"):
+        old = est.max_violation_
+    assert old == est.violation_ > 0
+    with pytest.raises(AttributeError):
+        ProjectAndForget().max_violation_  # unfitted: no violation_ either
+
+
+def test_pair_scan_serial_and_parallel_agree(monkeypatch):
+    # below PARALLEL_MIN_POINTS the pair oracle scans rows serially, from it
+    # on in parallel: the same hits, counts and largest violations
+    from metric_estimators._kernels import pair_oracle
+
+    rng = np.random.RandomState(0)
+    n, d, cap = 60, 3, 4
+    Z = rng.randn(n, d)
+    sq = (Z ** 2).sum(1)
+    y = rng.randint(0, 3, n)
+    # row i skips its listed partners: here j = i + 1 for even i
+    starts = np.zeros(n + 1, dtype=np.int64)
+    cols = []
+    for i in range(n):
+        if i % 2 == 0 and i + 1 < n:
+            cols.append(i + 1)
+        starts[i + 1] = len(cols)
+    cols = np.array(cols, dtype=np.int64)
+    got = []
+    for cutoff in (n + 1, n):  # serial, then parallel
+        monkeypatch.setattr(pair_oracle, "PARALLEL_MIN_POINTS", cutoff)
+        out = (np.full((n, cap), -1, np.int64), np.full((n, cap), -1, np.int64),
+               np.zeros((n, cap)), np.zeros(n, np.int64), np.zeros(n))
+        pair_oracle.scan_pair_block(Z, sq, y, 0, n, 1.0, 4.0, 0.01, starts, cols, *out)
+        got.append(out)
+    assert got[0][3].sum() > 0
+    for a, b in zip(*got):
+        np.testing.assert_array_equal(a, b)
+    # a reference for the counts: every unlisted pair i < j, by its violation
+    D = sq[:, None] + sq[None] - 2 * Z @ Z.T
+    viol = np.where(y[:, None] == y[None], (D - 1.0) / 1.0, (4.0 - D) / 4.0)
+    listed = np.zeros((n, n), bool)
+    for i in range(n):
+        listed[i, cols[starts[i]:starts[i + 1]]] = True
+    iu = np.triu(np.ones((n, n), bool), 1) & ~listed
+    np.testing.assert_array_equal(got[0][3], ((viol > 0.01) & iu).sum(1))
