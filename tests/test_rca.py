@@ -1,5 +1,6 @@
 """RCA against a direct numpy computation of Shental et al.'s (2002) whitening."""
 
+import warnings
 
 import numpy as np
 import pytest
