@@ -311,3 +311,25 @@ def test_solver_is_validated():
     pairs, y = small_pairs()
     with pytest.raises(ValueError, match="solver"):
         MMC(solver="newton").fit(pairs, y)
+
+
+def test_path_on_rank_deficient_similar_pairs_is_finite():
+    """Similar pairs along one axis only: the exact problem is unbounded
+    (and warns); the path takes max_iter bounded steps from the identity,
+    so its metric is finite, feasible and needs no warning."""
+    import warnings
+
+    rng = np.random.RandomState(0)
+    a = rng.randn(10, 3)
+    b = a.copy()
+    b[:, 0] += rng.randn(10)
+    c = rng.randn(10, 3)
+    pairs = np.concatenate([np.stack([a, b], 1), np.stack([a, c], 1)])
+    y = np.r_[np.ones(10), -np.ones(10)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mmc = MMC().fit(pairs, y)
+    A = mmc.get_mahalanobis_matrix()
+    assert np.all(np.isfinite(A)) and mmc.n_iter_ <= 10
+    S = (b - a)
+    assert np.einsum("ij,jk,ik->", S, A, S) <= (S * S).sum() * 1.01
