@@ -177,7 +177,7 @@ def pair_uniform(a, b, hashes):
     return out
 
 
-@njit(**_OPTS)
+@njit(parallel=True, **_OPTS)
 def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
                     symmetric, hashes, fraction):
     """Pairs of a block that fall inside a margin radius.
@@ -188,50 +188,60 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
     ``symmetric``, also ``(cols[b], rows[a])`` with distance ``< rho_cols[b]``
     (each unordered pair is then scanned once for both anchors).  With
     ``fraction < 1`` only pairs whose fixed pseudo-random number
-    (:func:`_pair_uniform`) is below ``fraction`` are returned.
+    (:func:`_pair_uniform`) is below ``fraction`` are returned.  Rows of the
+    block run in parallel; the output order (by row, then column) does not
+    depend on the number of threads.
     """
     na, nb = G.shape
     sample = fraction < 1.0
-    # pass 1: the output size (with the sampling test, so that memory is
-    # that of the kept pairs only)
-    bound = 0
-    for a in range(na):
-        ra = rho_rows[a]
-        sa = sq_rows[a]
-        ia = rows[a]
-        for b in range(nb):
-            v = sa + sq_cols[b] - 2.0 * G[a, b]
-            if v < ra and (not sample or _pair_uniform(
-                    hashes[0, ia], hashes[1, cols[b]]) < fraction):
-                bound += 1
-            if symmetric and v < rho_cols[b] and (not sample or _pair_uniform(
-                    hashes[0, cols[b]], hashes[1, ia]) < fraction):
-                bound += 1
-    anchors = np.empty(bound, dtype=np.int32)
-    imps = np.empty(bound, dtype=np.int32)
-    if bound == 0:
-        return anchors, imps
-    q = 0
-    for a in range(na):
+    # pass 1: distances, radius and sampling tests once per entry, the
+    # outcome kept as two bits per entry (a block is at most a few MB) and
+    # counted per row, so that pass 2 only reads the bits
+    hits = np.zeros((na, nb), dtype=np.uint8)
+    counts = np.zeros(na + 1, dtype=np.int64)
+    for a in prange(na):
         ra = rho_rows[a]
         sa = sq_rows[a]
         ia = rows[a]
         ha_anchor = hashes[0, ia]
         ha_imp = hashes[1, ia]
+        c = 0
         for b in range(nb):
             v = sa + sq_cols[b] - 2.0 * G[a, b]
+            bits = 0
+            if v < ra and (not sample or _pair_uniform(
+                    ha_anchor, hashes[1, cols[b]]) < fraction):
+                bits = 1
+            if symmetric and v < rho_cols[b] and (not sample or _pair_uniform(
+                    hashes[0, cols[b]], ha_imp) < fraction):
+                bits += 2
+            if bits:
+                hits[a, b] = bits
+                c += 1 + (bits == 3)
+        counts[a + 1] = c
+    for a in range(na):
+        counts[a + 1] += counts[a]
+    anchors = np.empty(counts[na], dtype=np.int32)
+    imps = np.empty(counts[na], dtype=np.int32)
+    for a in prange(na):
+        q = counts[a]
+        if q == counts[a + 1]:
+            continue
+        ia = rows[a]
+        for b in range(nb):
+            bits = hits[a, b]
+            if bits == 0:
+                continue
             ib = cols[b]
-            if v < ra and (not sample or _pair_uniform(ha_anchor, hashes[1, ib]) < fraction):
+            if bits & 1:
                 anchors[q] = ia
                 imps[q] = ib
                 q += 1
-            if symmetric and v < rho_cols[b] and (
-                not sample or _pair_uniform(hashes[0, ib], ha_imp) < fraction
-            ):
+            if bits & 2:
                 anchors[q] = ib
                 imps[q] = ia
                 q += 1
-    return anchors[:q], imps[:q]
+    return anchors, imps
 
 
 @njit(**_FAST)
