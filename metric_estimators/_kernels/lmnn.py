@@ -177,7 +177,7 @@ def pair_uniform(a, b, hashes):
     return out
 
 
-@njit(parallel=True, **_OPTS)
+@njit(**_OPTS)
 def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
                     symmetric, hashes, fraction):
     """Pairs of a block that fall inside a margin radius.
@@ -188,9 +188,9 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
     ``symmetric``, also ``(cols[b], rows[a])`` with distance ``< rho_cols[b]``
     (each unordered pair is then scanned once for both anchors).  With
     ``fraction < 1`` only pairs whose fixed pseudo-random number
-    (:func:`_pair_uniform`) is below ``fraction`` are returned.  Rows of the
-    block run in parallel; the output order (by row, then column) does not
-    depend on the number of threads.
+    (:func:`_pair_uniform`) is below ``fraction`` are returned, by row,
+    then column.  Serial: a parallel loop here made fits many times slower
+    on a machine whose cores are busy (its threads wait for each other).
     """
     na, nb = G.shape
     sample = fraction < 1.0
@@ -199,7 +199,7 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
     # counted per row, so that pass 2 only reads the bits
     hits = np.zeros((na, nb), dtype=np.uint8)
     counts = np.zeros(na + 1, dtype=np.int64)
-    for a in prange(na):
+    for a in range(na):
         ra = rho_rows[a]
         sa = sq_rows[a]
         ia = rows[a]
@@ -223,7 +223,7 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
         counts[a + 1] += counts[a]
     anchors = np.empty(counts[na], dtype=np.int32)
     imps = np.empty(counts[na], dtype=np.int32)
-    for a in prange(na):
+    for a in range(na):
         q = counts[a]
         if q == counts[a + 1]:
             continue
