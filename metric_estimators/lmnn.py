@@ -125,7 +125,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         Memory budget of the impostor store when ``max_impostors='auto'``:
         bytes (int) or a string with units (``'256MB'``, ``'1GB'``,
         ``'1.5GiB'``).  ``'auto'``: 4 times the memory of the training data
-        (float64), at least 64 MB, so the budget scales with the data.
+        (float64), at least 32 MB, so the budget scales with the data.
         Unused with an int ``max_impostors`` and with ``solver='sgd'``.
 
     loss : {'auto', 'hinge', 'squared_hinge'}, default='auto'
