@@ -119,7 +119,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         estimated on a fixed random subset of all impostor pairs, reweighted
         to stay unbiased, with a warning that says how much memory and time
         the exact loss would need; the subset depends on ``random_state``
-        only, so the objective stays a fixed smooth function of ``L``.
+        only, so the objective stays one fixed function of ``L``.
 
     impostor_memory : int or str, default='auto'
         Memory budget of the impostor store when ``max_impostors='auto'``:
