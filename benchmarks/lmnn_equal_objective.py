@@ -29,8 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import peers  # noqa: E402
-from benchmarks.workers.classification import (  # noqa: E402
-    knn_accuracy, load_dataset, split_scaled)
+from benchmarks.workers.classification import knn_accuracy, load_dataset, split_scaled  # noqa: E402
 
 PEER_CODE = """
 import json, sys, numpy as np
@@ -46,8 +45,7 @@ print(json.dumps({{"n_iter": int(m.n_iter_)}}))
 
 def exact_loss(L, X, y):
     """The exact hinge objective of ``L`` (no impostor subset)."""
-    from metric_estimators._problems.lmnn import (
-        ImpostorSet, LMNNObjective, find_target_neighbors)
+    from metric_estimators._problems.lmnn import ImpostorSet, LMNNObjective, find_target_neighbors
 
     y_idx = np.unique(y, return_inverse=True)[1]
     targets = find_target_neighbors(X, y_idx, 3)
