@@ -530,3 +530,63 @@ def test_triangle_oracle_float32_phase_any_scale(c):
     np.testing.assert_array_equal(got[0], ref[0])
     np.testing.assert_array_equal(got[2], ref[2])
     assert got[3] == pytest.approx(ref[3] * c, rel=1e-12)
+
+
+# --- several triangles per violated edge (violated_apexes) -------------------
+
+def brute_force_apexes(D, threshold, cap, rel):
+    """Every (edge, apex) the multi-apex oracle must return, by enumeration."""
+    n = D.shape[0]
+    found, worst = set(), 0.0
+    for u in range(n):
+        for v in range(u + 1, n):
+            viol = [(D[u, v] - D[u, w] - D[w, v], w) for w in range(n)]
+            best = max(s for s, _ in viol)
+            worst = max(worst, best)
+            if best <= threshold:
+                continue
+            keep = sorted(((s, w) for s, w in viol if s > max(threshold, rel * best)),
+                          key=lambda t: (-t[0], t[1]))
+            if cap > 0:
+                keep = keep[:cap]
+            found |= {(edge_id(u, v, n), edge_id(u, w, n), edge_id(w, v, n))
+                      for _, w in keep}
+    return found, worst
+
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+@pytest.mark.parametrize("cap,rel", [(0, 0.0), (3, 0.0), (0, 0.5), (2, 0.3),
+                                     (1000, 0.0)])
+@pytest.mark.parametrize("n,seed", [(3, 0), (9, 1), (23, 2)])
+def test_apex_oracle_matches_brute_force(n, seed, cap, rel, precision):
+    from metric_estimators.solvers.oracles import DenseTriangleOracle
+    # coarse values: ties among apexes (and at the cap's cut) occur
+    D = np.round(random_dissimilarity(n, seed, kind="uniform"), 1)
+    oracle = DenseTriangleOracle(n, apexes=cap, apex_rel=rel)
+    ce, ptr, path, maxv = oracle(matrix_to_edges(D), 1e-9, precision=precision)
+    np.testing.assert_array_equal(ptr, np.arange(0, 2 * ce.size + 1, 2))
+    got = {(int(ce[c]), int(path[2 * c]), int(path[2 * c + 1]))
+           for c in range(ce.size)}
+    ref, worst = brute_force_apexes(D, 1e-9, cap, rel)
+    assert len(got) == ce.size  # no triangle twice
+    assert got == ref
+    assert maxv == pytest.approx(worst, abs=1e-12)
+
+
+def test_apex_oracle_supplies_every_apex_of_a_far_pair():
+    # one far pair (D = 1) among nodes close to each other (D = 0): every
+    # other node is the apex of a violated triangle; one call returns them
+    # all (apexes=0), the default oracle one
+    from metric_estimators.solvers.oracles import DenseTriangleOracle
+    n = 12
+    D = np.zeros((n, n))
+    D[2, 7] = D[7, 2] = 1.0
+    x = matrix_to_edges(D)
+    ce, _, path, maxv = DenseTriangleOracle(n, apexes=0)(x, 1e-9)
+    assert maxv == 1.0
+    assert set(ce.tolist()) == {edge_id(2, 7, n)}
+    apexes = {w for w in range(n) if w not in (2, 7)}
+    assert {(int(path[2 * c]), int(path[2 * c + 1])) for c in range(ce.size)} \
+        == {(edge_id(2, w, n), edge_id(w, 7, n)) for w in apexes}
+    assert DenseTriangleOracle(n)(x, 1e-9)[0].size == 1
+    assert DenseTriangleOracle(n, apexes=4)(x, 1e-9)[0].size == 4

@@ -11,7 +11,7 @@ from numba import njit, prange
 
 from .edges import edge_id, edge_row_offset
 
-__all__ = ["triangle_argmin", "violated_triangles"]
+__all__ = ["triangle_argmin", "violated_apexes", "violated_triangles"]
 
 _TRI_BI = 16   # rows of a tile (reuse of every loaded X[k, j0:j1])
 _TRI_BJ = 128  # columns of a tile
@@ -165,4 +165,134 @@ def violated_triangles(X, Xp, M, W, n, threshold, edge_mask, mscale=1.0):
     rowmax = np.zeros(n)
     _triangle_hops(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax)
     ce, ptr, path = _collect_triangles(n, hop)
+    return ce, ptr, path, float(rowmax.max()) if n else 0.0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _apex_counts(X, M, W, mscale, n, threshold, edge_mask, cap, rel, cnt,
+                 cut, rowmax):
+    # For every edge e = uv whose most violated triangle (min-plus argmin)
+    # is violated by more than threshold: scan every apex w, count those
+    # whose triangle is violated by more than max(threshold, rel * best)
+    # (best = the edge's largest violation, exact float64), at most cap of
+    # them (cap > 0; then cut[e] = the cap-th largest violation, else
+    # -inf).  cnt[e] = 0 for the other edges.  Rows are dealt out
+    # cyclically over the threads, as in _triangle_hops.
+    nt = 64
+    for t in prange(nt):
+        buf = np.empty(n, dtype=np.float64)
+        for u in range(t, n, nt):
+            base = edge_row_offset(u, n)
+            best_row = 0.0
+            xu = X[u]
+            for v in range(u + 1, n):
+                e = base + v
+                cnt[e] = 0
+                if not edge_mask[e]:
+                    continue
+                xuv = xu[v]
+                viol = xuv - mscale * M[u, v]
+                if viol > 0.5 * threshold:
+                    w = W[u, v]
+                    viol = xuv - xu[w] - X[w, v]
+                    if viol > threshold:
+                        xv = X[v]
+                        best = viol
+                        for w in range(n):
+                            s = xuv - xu[w] - xv[w]
+                            if s > best:
+                                best = s
+                        viol = best
+                        lim = max(threshold, rel * best)
+                        k = 0
+                        for w in range(n):
+                            s = xuv - xu[w] - xv[w]
+                            if s > lim:
+                                buf[k] = s
+                                k += 1
+                        cut[e] = -np.inf
+                        if cap > 0 and k > cap:
+                            cut[e] = np.partition(buf[:k], k - cap)[k - cap]
+                            k = cap
+                        cnt[e] = k
+                if viol > best_row:
+                    best_row = viol
+            rowmax[u] = best_row
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _apex_fill(X, n, threshold, rel, cnt, cut, offset, ce, path):
+    # the triangles counted by _apex_counts: those of edge e from offset[e],
+    # apexes above the cut in increasing order, then ties at the cut
+    nt = 64
+    for t in prange(nt):
+        for u in range(t, n, nt):
+            base = edge_row_offset(u, n)
+            xu = X[u]
+            for v in range(u + 1, n):
+                e = base + v
+                k = cnt[e]
+                if k == 0:
+                    continue
+                xuv = xu[v]
+                xv = X[v]
+                best = 0.0
+                for w in range(n):
+                    s = xuv - xu[w] - xv[w]
+                    if s > best:
+                        best = s
+                lim = max(threshold, rel * best)
+                c = offset[e]
+                stop = c + k
+                lo = cut[e]
+                # above the cut first, then ties at the cut (capped case)
+                for w in range(n):
+                    s = xuv - xu[w] - xv[w]
+                    if s > lim and s > lo:
+                        ce[c] = e
+                        path[2 * c] = edge_id(u, w, n)
+                        path[2 * c + 1] = edge_id(w, v, n)
+                        c += 1
+                for w in range(n):
+                    if c == stop:
+                        break
+                    s = xuv - xu[w] - xv[w]
+                    if s > lim and s == lo:
+                        ce[c] = e
+                        path[2 * c] = edge_id(u, w, n)
+                        path[2 * c + 1] = edge_id(w, v, n)
+                        c += 1
+
+
+def violated_apexes(X, Xp, M, W, n, threshold, edge_mask, mscale=1.0,
+                    cap=0, rel=0.0):
+    """Several violated triangles of every edge violated by more than ``threshold``.
+
+    As :func:`violated_triangles`, but an edge ``uv`` whose most violated
+    triangle is violated by more than ``threshold`` contributes every apex
+    ``w`` with ``x_uv - x_uw - x_wv > max(threshold, rel * best_uv)``
+    (``best_uv`` its largest violation), the ``cap`` most violated of them
+    if ``cap > 0`` (ties at the cut broken by the lower apex).  On instances where one far pair is violated
+    through most apexes at once (Sonthalia & Gilbert's type 2: a pair with
+    disjoint label sets is violated by every node close to both), one call
+    supplies what one triangle per edge and call would supply in ``O(n)``
+    calls.  After the min-plus square (``O(n^3 / 2)``) it costs two scans
+    of ``O(n)`` per violated edge.  Returns ``(cons_edge, ptr, path,
+    max_violation)`` as :func:`violated_triangles` (exact float64
+    violations).
+    """
+    m = n * (n - 1) // 2
+    triangle_argmin(Xp, M, W)
+    cnt = np.empty(m, dtype=np.int64)
+    cut = np.empty(m, dtype=np.float64)
+    rowmax = np.zeros(n)
+    _apex_counts(X, M, W, mscale, n, threshold, edge_mask, int(cap),
+                 float(rel), cnt, cut, rowmax)
+    offset = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(cnt, out=offset[1:])
+    k = int(offset[-1])
+    ce = np.empty(k, dtype=np.int64)
+    path = np.empty(2 * k, dtype=np.int32)
+    _apex_fill(X, n, threshold, float(rel), cnt, cut, offset, ce, path)
+    ptr = np.arange(0, 2 * k + 1, 2, dtype=np.int64)
     return ce, ptr, path, float(rowmax.max()) if n else 0.0
