@@ -37,6 +37,10 @@ __all__ = ["MetricNearness"]
 # 0/1 ("labels01", "dirichlet") instances need ~2000 passes whatever the oracle does
 _SETTLE = 0.05
 
+# with triangles_per_edge != 1, the triangles of an edge violated by more
+# than this fraction of its largest violation are added
+_APEX_REL = 0.5
+
 _SIMILARITY_HINT = (
     "MetricNearness takes dissimilarities (d(i, i) = 0); a non-zero diagonal "
     "usually means a similarity matrix S (a kernel, correlation or affinity "
@@ -137,6 +141,17 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         data and far faster on 0/1 data, whose many zero distances make
         shortest paths long (see ``benchmarks/results/metric_nearness.md``).
         Sparse graphs always use Dijkstra shortest paths.
+    triangles_per_edge : int, default=1
+        Triangle oracle only: how many violated triangles each violated edge
+        contributes per oracle call.  1: its most violated one.  ``k > 1``:
+        its ``k`` most violated ones among those violated by more than half
+        its largest violation; 0: all of those.  Worth it when an edge is
+        violated through many apexes at once -- Sonthalia & Gilbert's type 2
+        instances, where a pair with disjoint label sets is violated through
+        every node close to both, need about one oracle call per apex with
+        1 and a few with 32 (see ``benchmarks/results/metric_nearness.md``);
+        each call then costs two ``O(n)`` scans per violated edge more, and
+        the active set is larger.
     divergence : {"l2", "kl"}, default="l2"
         ``"l2"``: weighted squared L2 (``sample_weight`` allowed).  ``"kl"``:
         generalised KL divergence ``KL(M || D)``; every off-diagonal entry of
@@ -198,17 +213,20 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_passes": [Interval(numbers.Integral, 1, None, closed="left")],
         "oracle": [StrOptions({"triangle", "shortest_path"})],
+        "triangles_per_edge": [Interval(numbers.Integral, 0, None, closed="left")],
         "divergence": [StrOptions({"l2", "kl"})],
         "verbose": ["verbose"],
         "client": [None, HasMethods(["scatter", "submit", "gather"])],
     }
 
     def __init__(self, tol=1e-6, max_iter=500, max_passes=50,
-                 oracle="triangle", divergence="l2", verbose=0, client=None):
+                 oracle="triangle", triangles_per_edge=1, divergence="l2",
+                 verbose=0, client=None):
         self.tol = tol
         self.max_iter = max_iter
         self.max_passes = max_passes
         self.oracle = oracle
+        self.triangles_per_edge = triangles_per_edge
         self.divergence = divergence
         self.verbose = verbose
         self.client = client
@@ -253,7 +271,9 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
                     nonnegative=True, positive_off_diagonal=True)
             d = matrix_to_edges(D)
             we = np.ones_like(d) if w is None else matrix_to_edges(w)
-            oracle = (DenseTriangleOracle(n) if self.oracle == "triangle"
+            oracle = (DenseTriangleOracle(n, apexes=self.triangles_per_edge,
+                                          apex_rel=_APEX_REL)
+                      if self.oracle == "triangle"
                       else DenseShortestPathOracle(n))
             res, scale, unit = self._solve(
                 d, we, oracle, weighted=w is not None,

@@ -590,3 +590,38 @@ def test_apex_oracle_supplies_every_apex_of_a_far_pair():
         == {(edge_id(2, w, n), edge_id(w, 7, n)) for w in apexes}
     assert DenseTriangleOracle(n)(x, 1e-9)[0].size == 1
     assert DenseTriangleOracle(n, apexes=4)(x, 1e-9)[0].size == 4
+
+
+def label_set_dissimilarity(n, seed, labels=12, keep=4):
+    """Sonthalia & Gilbert's type 2 in miniature: 1 for disjoint label sets, else 1e-8."""
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.ones(labels), size=n)
+    top = np.argsort(-P, axis=1, kind="stable")[:, :keep]
+    L = np.zeros((n, labels), dtype=int)
+    np.put_along_axis(L, top, 1, axis=1)
+    D = np.where((L @ L.T) == 0, 1.0, 1e-8)
+    np.fill_diagonal(D, 0.0)
+    return D
+
+
+@pytest.mark.parametrize("per_edge", [0, 3, 32])
+@pytest.mark.parametrize("kind", ["normal", "labels", "signed"])
+def test_several_triangles_per_edge_match_cvxpy(kind, per_edge, cp):
+    n = 22
+    if kind == "labels":
+        D = label_set_dissimilarity(n, 5)
+        assert 0 < np.count_nonzero(D == 1.0) < n * n / 2  # some far pairs
+    else:
+        D = random_dissimilarity(n, 6)
+        if kind == "signed":
+            signs = np.sign(np.random.default_rng(7).standard_normal((n, n)))
+            D = np.triu(D * signs, 1)
+            D = D + D.T
+            assert D.min() < 0
+    ref, _ = cvxpy_nearness(cp, D)
+    one = MetricNearness(tol=1e-9).fit(D)
+    est = MetricNearness(tol=1e-9, triangles_per_edge=per_edge).fit(D)
+    assert est.converged_
+    assert abs(est.objective_ - ref) <= 1e-6 * max(ref, 1e-12) + 1e-12
+    assert max_triangle_violation(est.metric_) <= 1e-9 * np.abs(D).max() * 1.01
+    np.testing.assert_allclose(est.metric_, one.metric_, atol=1e-6)

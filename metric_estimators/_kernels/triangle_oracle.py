@@ -168,16 +168,48 @@ def violated_triangles(X, Xp, M, W, n, threshold, edge_mask, mscale=1.0):
     return ce, ptr, path, float(rowmax.max()) if n else 0.0
 
 
+@njit(cache=True, nogil=True)
+def _kth_largest(a, k, hi):
+    # the k-th largest (k >= 1) of a[:hi], by in-place quickselect
+    # (a[:hi] is reordered)
+    target = hi - k  # its index in ascending order
+    lo = 0
+    hi -= 1
+    while lo < hi:
+        pivot = a[(lo + hi) // 2]
+        i = lo
+        j = hi
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while a[j] > pivot:
+                j -= 1
+            if i <= j:
+                t = a[i]
+                a[i] = a[j]
+                a[j] = t
+                i += 1
+                j -= 1
+        if target <= j:
+            hi = j
+        elif target >= i:
+            lo = i
+        else:
+            break
+    return a[target]
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _apex_counts(X, M, W, mscale, n, threshold, edge_mask, cap, rel, cnt,
-                 cut, rowmax):
+                 lim, cut, rowmax):
     # For every edge e = uv whose most violated triangle (min-plus argmin)
-    # is violated by more than threshold: scan every apex w, count those
-    # whose triangle is violated by more than max(threshold, rel * best)
-    # (best = the edge's largest violation, exact float64), at most cap of
-    # them (cap > 0; then cut[e] = the cap-th largest violation, else
-    # -inf).  cnt[e] = 0 for the other edges.  Rows are dealt out
-    # cyclically over the threads, as in _triangle_hops.
+    # is violated by more than threshold: one scan of every apex w; cnt[e]
+    # = the number of apexes whose triangle is violated by more than lim[e]
+    # = max(threshold, rel * best) (best = the edge's largest violation,
+    # exact float64), at most cap of them (cap > 0; then cut[e] = the
+    # cap-th largest violation, else -inf).  cnt[e] = 0 for the other
+    # edges.  Rows are dealt out cyclically over the threads, as in
+    # _triangle_hops.
     nt = 64
     for t in prange(nt):
         buf = np.empty(n, dtype=np.float64)
@@ -197,22 +229,28 @@ def _apex_counts(X, M, W, mscale, n, threshold, edge_mask, cap, rel, cnt,
                     viol = xuv - xu[w] - X[w, v]
                     if viol > threshold:
                         xv = X[v]
-                        best = viol
-                        for w in range(n):
-                            s = xuv - xu[w] - xv[w]
-                            if s > best:
-                                best = s
-                        viol = best
-                        lim = max(threshold, rel * best)
                         k = 0
                         for w in range(n):
                             s = xuv - xu[w] - xv[w]
-                            if s > lim:
-                                buf[k] = s
-                                k += 1
+                            buf[k] = s
+                            k += s > threshold
+                        best = viol
+                        for i in range(k):
+                            if buf[i] > best:
+                                best = buf[i]
+                        viol = best
+                        lo = max(threshold, rel * best)
+                        if lo > threshold:
+                            kk = 0
+                            for i in range(k):
+                                if buf[i] > lo:
+                                    buf[kk] = buf[i]
+                                    kk += 1
+                            k = kk
+                        lim[e] = lo
                         cut[e] = -np.inf
                         if cap > 0 and k > cap:
-                            cut[e] = np.partition(buf[:k], k - cap)[k - cap]
+                            cut[e] = _kth_largest(buf, cap, k)
                             k = cap
                         cnt[e] = k
                 if viol > best_row:
@@ -221,7 +259,7 @@ def _apex_counts(X, M, W, mscale, n, threshold, edge_mask, cap, rel, cnt,
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _apex_fill(X, n, threshold, rel, cnt, cut, offset, ce, path):
+def _apex_fill(X, n, cnt, lim, cut, offset, ce, path):
     # the triangles counted by _apex_counts: those of edge e from offset[e],
     # apexes above the cut in increasing order, then ties at the cut
     nt = 64
@@ -236,28 +274,22 @@ def _apex_fill(X, n, threshold, rel, cnt, cut, offset, ce, path):
                     continue
                 xuv = xu[v]
                 xv = X[v]
-                best = 0.0
-                for w in range(n):
-                    s = xuv - xu[w] - xv[w]
-                    if s > best:
-                        best = s
-                lim = max(threshold, rel * best)
+                lo = max(lim[e], cut[e])
                 c = offset[e]
                 stop = c + k
-                lo = cut[e]
-                # above the cut first, then ties at the cut (capped case)
                 for w in range(n):
                     s = xuv - xu[w] - xv[w]
-                    if s > lim and s > lo:
+                    if s > lo:
                         ce[c] = e
                         path[2 * c] = edge_id(u, w, n)
                         path[2 * c + 1] = edge_id(w, v, n)
                         c += 1
+                lo = cut[e]
                 for w in range(n):
                     if c == stop:
                         break
                     s = xuv - xu[w] - xv[w]
-                    if s > lim and s == lo:
+                    if s == lo:
                         ce[c] = e
                         path[2 * c] = edge_id(u, w, n)
                         path[2 * c + 1] = edge_id(w, v, n)
@@ -277,22 +309,23 @@ def violated_apexes(X, Xp, M, W, n, threshold, edge_mask, mscale=1.0,
     disjoint label sets is violated by every node close to both), one call
     supplies what one triangle per edge and call would supply in ``O(n)``
     calls.  After the min-plus square (``O(n^3 / 2)``) it costs two scans
-    of ``O(n)`` per violated edge.  Returns ``(cons_edge, ptr, path,
+    of ``O(n)`` per violated edge (count, then fill).  Returns ``(cons_edge, ptr, path,
     max_violation)`` as :func:`violated_triangles` (exact float64
     violations).
     """
     m = n * (n - 1) // 2
     triangle_argmin(Xp, M, W)
     cnt = np.empty(m, dtype=np.int64)
+    lim = np.empty(m, dtype=np.float64)
     cut = np.empty(m, dtype=np.float64)
     rowmax = np.zeros(n)
     _apex_counts(X, M, W, mscale, n, threshold, edge_mask, int(cap),
-                 float(rel), cnt, cut, rowmax)
+                 float(rel), cnt, lim, cut, rowmax)
     offset = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(cnt, out=offset[1:])
     k = int(offset[-1])
     ce = np.empty(k, dtype=np.int64)
     path = np.empty(2 * k, dtype=np.int32)
-    _apex_fill(X, n, threshold, float(rel), cnt, cut, offset, ce, path)
+    _apex_fill(X, n, cnt, lim, cut, offset, ce, path)
     ptr = np.arange(0, 2 * k + 1, 2, dtype=np.int64)
     return ce, ptr, path, float(rowmax.max()) if n else 0.0
