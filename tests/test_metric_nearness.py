@@ -534,10 +534,14 @@ def test_triangle_oracle_float32_phase_any_scale(c):
 
 # --- several triangles per violated edge (violated_apexes) -------------------
 
-def brute_force_apexes(D, threshold, cap, rel):
+def brute_force_apexes(D, threshold, cap, rel, depth=0.0):
     """Every (edge, apex) the multi-apex oracle must return, by enumeration."""
     n = D.shape[0]
     found, worst = set(), 0.0
+    # the largest violation as the min-plus square sees it: x_uv - (x_uw + x_wv)
+    iu = np.triu_indices(n, 1)
+    deep = depth * max(0.0, float(np.max(
+        D[iu] - (D[:, :, None] + D[None, :, :]).min(axis=1)[iu]))) if n > 2 else 0.0
     for u in range(n):
         for v in range(u + 1, n):
             viol = [(D[u, v] - D[u, w] - D[w, v], w) for w in range(n)]
@@ -549,25 +553,35 @@ def brute_force_apexes(D, threshold, cap, rel):
                           key=lambda t: (-t[0], t[1]))
             if cap > 0:
                 keep = keep[:cap]
+            sums = [D[u, w] + D[w, v] for w in range(n)]
+            if depth > 0 and D[u, v] - min(sums) <= deep:
+                # a shallow edge: the min-plus argmin (first minimiser) only
+                w = int(np.argmin(sums))
+                keep = [(D[u, v] - D[u, w] - D[w, v], w)]
             found |= {(edge_id(u, v, n), edge_id(u, w, n), edge_id(w, v, n))
                       for _, w in keep}
     return found, worst
 
 
 @pytest.mark.parametrize("precision", ["float64", "float32"])
-@pytest.mark.parametrize("cap,rel", [(0, 0.0), (3, 0.0), (0, 0.5), (2, 0.3),
-                                     (1000, 0.0)])
+@pytest.mark.parametrize("cap,rel,depth", [(0, 0.0, 0.0), (3, 0.0, 0.0),
+                                           (0, 0.5, 0.0), (2, 0.3, 0.0),
+                                           (1000, 0.0, 0.0), (0, 0.0, 0.5),
+                                           (4, 0.5, 0.3)])
 @pytest.mark.parametrize("n,seed", [(3, 0), (9, 1), (23, 2)])
-def test_apex_oracle_matches_brute_force(n, seed, cap, rel, precision):
+def test_apex_oracle_matches_brute_force(n, seed, cap, rel, depth, precision):
     from metric_estimators.solvers.oracles import DenseTriangleOracle
-    # coarse values: ties among apexes (and at the cap's cut) occur
-    D = np.round(random_dissimilarity(n, seed, kind="uniform"), 1)
-    oracle = DenseTriangleOracle(n, apexes=cap, apex_rel=rel)
+    # coarse values: ties among apexes (and at the cap's cut) occur; the
+    # float32 search needs distinct sums to pick the same single triangle
+    D = random_dissimilarity(n, seed, kind="uniform")
+    if depth == 0.0 or precision == "float64":
+        D = np.round(D, 1)
+    oracle = DenseTriangleOracle(n, apexes=cap, apex_rel=rel, apex_depth=depth)
     ce, ptr, path, maxv = oracle(matrix_to_edges(D), 1e-9, precision=precision)
     np.testing.assert_array_equal(ptr, np.arange(0, 2 * ce.size + 1, 2))
     got = {(int(ce[c]), int(path[2 * c]), int(path[2 * c + 1]))
            for c in range(ce.size)}
-    ref, worst = brute_force_apexes(D, 1e-9, cap, rel)
+    ref, worst = brute_force_apexes(D, 1e-9, cap, rel, depth)
     assert len(got) == ce.size  # no triangle twice
     assert got == ref
     assert maxv == pytest.approx(worst, abs=1e-12)

@@ -200,8 +200,24 @@ def _kth_largest(a, k, hi):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _apex_counts(X, M, W, mscale, n, threshold, edge_mask, cap, rel, cnt,
-                 lim, cut, rowmax):
+def _min_plus_violation(X, M, mscale, n, edge_mask):
+    # largest x_uv - mscale * M[u, v] over the checked edges (the min-plus
+    # estimate of the largest triangle violation)
+    rowmax = np.zeros(n)
+    for u in prange(n):
+        best = 0.0
+        for v in range(u + 1, n):
+            if edge_mask[edge_row_offset(u, n) + v]:
+                viol = X[u, v] - mscale * M[u, v]
+                if viol > best:
+                    best = viol
+        rowmax[u] = best
+    return rowmax.max()
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _apex_counts(X, M, W, mscale, n, threshold, edge_mask, cap, rel, deep,
+                 cnt, lim, cut, rowmax):
     # For every edge e = uv whose most violated triangle (min-plus argmin)
     # is violated by more than threshold: one scan of every apex w; cnt[e]
     # = the number of apexes whose triangle is violated by more than lim[e]
@@ -227,7 +243,11 @@ def _apex_counts(X, M, W, mscale, n, threshold, edge_mask, cap, rel, cnt,
                 if viol > 0.5 * threshold:
                     w = W[u, v]
                     viol = xuv - xu[w] - X[w, v]
-                    if viol > threshold:
+                    if viol > threshold and xuv - mscale * M[u, v] <= deep:
+                        # a shallow edge: its most violated triangle only
+                        cnt[e] = 1
+                        lim[e] = np.inf
+                    elif viol > threshold:
                         xv = X[v]
                         k = 0
                         for w in range(n):
@@ -259,7 +279,7 @@ def _apex_counts(X, M, W, mscale, n, threshold, edge_mask, cap, rel, cnt,
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _apex_fill(X, n, cnt, lim, cut, offset, ce, path):
+def _apex_fill(X, W, n, cnt, lim, cut, offset, ce, path):
     # the triangles counted by _apex_counts: those of edge e from offset[e],
     # apexes above the cut in increasing order, then ties at the cut
     nt = 64
@@ -272,10 +292,16 @@ def _apex_fill(X, n, cnt, lim, cut, offset, ce, path):
                 k = cnt[e]
                 if k == 0:
                     continue
+                c = offset[e]
+                if lim[e] == np.inf:
+                    w = W[u, v]
+                    ce[c] = e
+                    path[2 * c] = edge_id(u, w, n)
+                    path[2 * c + 1] = edge_id(w, v, n)
+                    continue
                 xuv = xu[v]
                 xv = X[v]
                 lo = max(lim[e], cut[e])
-                c = offset[e]
                 stop = c + k
                 for w in range(n):
                     s = xuv - xu[w] - xv[w]
@@ -297,7 +323,7 @@ def _apex_fill(X, n, cnt, lim, cut, offset, ce, path):
 
 
 def violated_apexes(X, Xp, M, W, n, threshold, edge_mask, mscale=1.0,
-                    cap=0, rel=0.0):
+                    cap=0, rel=0.0, depth=0.0):
     """Several violated triangles of every edge violated by more than ``threshold``.
 
     As :func:`violated_triangles`, but an edge ``uv`` whose most violated
@@ -312,20 +338,30 @@ def violated_apexes(X, Xp, M, W, n, threshold, edge_mask, mscale=1.0,
     of ``O(n)`` per violated edge (count, then fill).  Returns ``(cons_edge, ptr, path,
     max_violation)`` as :func:`violated_triangles` (exact float64
     violations).
+
+    With ``depth > 0`` only the *deep* edges, whose min-plus violation
+    ``x_uv - min_w (x_uw + x_wv)`` exceeds ``depth`` times the largest one
+    of the call, are scanned; the others contribute their most violated
+    triangle, as in :func:`violated_triangles`.  That confines the scans
+    (and the added triangles) to the far pairs of a type 2 instance
+    instead of every edge the projections pushed over its bound.
     """
     m = n * (n - 1) // 2
     triangle_argmin(Xp, M, W)
+    deep = -np.inf
+    if depth > 0.0:
+        deep = depth * _min_plus_violation(X, M, mscale, n, edge_mask)
     cnt = np.empty(m, dtype=np.int64)
     lim = np.empty(m, dtype=np.float64)
     cut = np.empty(m, dtype=np.float64)
     rowmax = np.zeros(n)
     _apex_counts(X, M, W, mscale, n, threshold, edge_mask, int(cap),
-                 float(rel), cnt, lim, cut, rowmax)
+                 float(rel), deep, cnt, lim, cut, rowmax)
     offset = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(cnt, out=offset[1:])
     k = int(offset[-1])
     ce = np.empty(k, dtype=np.int64)
     path = np.empty(2 * k, dtype=np.int32)
-    _apex_fill(X, n, cnt, lim, cut, offset, ce, path)
+    _apex_fill(X, W, n, cnt, lim, cut, offset, ce, path)
     ptr = np.arange(0, 2 * k + 1, 2, dtype=np.int64)
     return ce, ptr, path, float(rowmax.max()) if n else 0.0

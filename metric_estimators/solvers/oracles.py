@@ -172,12 +172,18 @@ class DenseTriangleOracle(DenseShortestPathOracle):
         two ``O(n)`` scans per violated edge after the min-plus square).
     apex_rel : float, default=0.0
         See ``apexes``.
+    apex_depth : float, default=0.0
+        With ``apexes != 1``, only the edges whose violation exceeds this
+        fraction of the call's largest one get several triangles; the others
+        get their most violated one.
     """
 
-    def __init__(self, n, edge_mask=None, apexes=1, apex_rel=0.0):
+    def __init__(self, n, edge_mask=None, apexes=1, apex_rel=0.0,
+                 apex_depth=0.0):
         super().__init__(n, edge_mask)
         self.apexes = int(apexes)
         self.apex_rel = float(apex_rel)
+        self.apex_depth = float(apex_depth)
 
     def __call__(self, x, threshold, active=None, precision="float64"):
         """Return the most violated triangle of each edge violated beyond ``threshold``.
@@ -217,7 +223,7 @@ class DenseTriangleOracle(DenseShortestPathOracle):
         else:
             ce, ptr, path, maxv = violated_apexes(
                 X, Xp, M, self._W, n, threshold, self.edge_mask, mscale,
-                cap=self.apexes, rel=self.apex_rel)
+                cap=self.apexes, rel=self.apex_rel, depth=self.apex_depth)
         neg = float(-x.min()) if x.size else 0.0
         return ce, ptr, path, max(maxv, neg)
 
