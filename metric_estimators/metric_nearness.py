@@ -10,6 +10,7 @@ active set.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 from scipy import sparse
@@ -266,6 +267,13 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
                                    zero_diagonal=True,
                                    diagonal_hint=_SIMILARITY_HINT)
         n = D.shape[0]
+        if self.triangles_per_edge != 1 and (sparse.issparse(D)
+                                             or self.oracle != "triangle"):
+            warnings.warn(
+                f"triangles_per_edge={self.triangles_per_edge} is ignored: it "
+                "applies to the triangle oracle of a dense D only (this fit "
+                "uses shortest paths). Leave it at 1, or pass a dense D with "
+                "oracle='triangle'.", UserWarning, stacklevel=2)
         if sparse.issparse(D):
             self._fit_sparse(D, sample_weight, report)
         else:

@@ -639,3 +639,22 @@ def test_several_triangles_per_edge_match_cvxpy(kind, per_edge, cp):
     assert abs(est.objective_ - ref) <= 1e-6 * max(ref, 1e-12) + 1e-12
     assert max_triangle_violation(est.metric_) <= 1e-9 * np.abs(D).max() * 1.01
     np.testing.assert_allclose(est.metric_, one.metric_, atol=1e-6)
+
+
+def test_several_triangles_per_edge_kl_matches_cvxpy(cp):
+    D = random_dissimilarity(14, 8) + 0.05
+    np.fill_diagonal(D, 0.0)
+    ref, _ = cvxpy_kl_nearness(cp, D)
+    est = MetricNearness(tol=1e-9, divergence="kl", triangles_per_edge=4).fit(D)
+    assert est.converged_
+    assert abs(est.objective_ - ref) <= 1e-6 * ref
+
+
+def test_triangles_per_edge_warns_where_it_does_not_apply():
+    D = random_dissimilarity(8, 3)
+    with pytest.warns(UserWarning, match="triangles_per_edge=4 is ignored"):
+        MetricNearness(oracle="shortest_path", triangles_per_edge=4).fit(D)
+    with pytest.warns(UserWarning, match="triangles_per_edge=0 is ignored"):
+        MetricNearness(triangles_per_edge=0).fit(sparse.csr_matrix(D))
+    with pytest.raises(ValueError, match="triangles_per_edge"):
+        MetricNearness(triangles_per_edge=-1).fit(D)
