@@ -8,7 +8,7 @@ fresh processes per implementation run ``benchmarks/workers/cold_start.py``,
 alternating between the implementations (so that a change of machine load
 hits both); a row per implementation keeps every run and the medians.
 ``nca`` is scikit-learn's NeighborhoodComponentsAnalysis, the reference of
-the cold-start overhead (issue 17: ours - nca < 0.4 s). ``wall_including_interpreter`` is the runner's wall time
+the cold-start overhead (the target: ours - nca < 0.4 s). ``wall_including_interpreter`` is the runner's wall time
 of the whole subprocess.
 """
 

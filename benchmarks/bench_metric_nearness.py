@@ -59,8 +59,8 @@ NOTES = (
     "settle once the active set is complete (see `passes` in the JSON), which is "
     "why they take much longer than |N(0,1)| instances of the same size.",
 )
-TARGETS = ((500, 5.0), (1000, 30.0), (2000, 300.0))  # issue 11's n -> seconds targets (normal)
-# issue 18: (kind, n) -> seconds
+TARGETS = ((500, 5.0), (1000, 30.0), (2000, 300.0))  # the project's n -> seconds targets (normal)
+# Sonthalia & Gilbert's instance types: (kind, n) -> seconds
 PAPER_TARGETS = {("signed", 2000): 60.0, ("dirichlet", 1000): 60.0,
                  ("dirichlet", 2000): 900.0}
 PAPER_KINDS = ("signed", "dirichlet")
@@ -91,7 +91,7 @@ def _kind_n(row):
 
 
 def targets_table(rows) -> str:
-    """Ours (triangle oracle) against the issue's targets and triangle fixing."""
+    """Ours (triangle oracle) against the project's targets and triangle fixing."""
     ok = {(r["dataset"], r["impl"]): r for r in rows
           if "error" not in r and r["params"].get("tol") == 1e-6}
     lines = ["| n | target | kind | ours (s) | peak RSS (GB) | triangle fixing (s) | × faster |",
@@ -151,7 +151,7 @@ def paper_table(rows) -> str:
 
 
 def render(rows: list, stem: str = STEM) -> str:
-    """The markdown report: every row, then the issue's targets."""
+    """The markdown report: every row, then the project's targets."""
     order = {m: i for i, m in enumerate(METHODS)}
     rows = sorted(rows, key=lambda r: (*_kind_n(r), order.get(r["impl"], 9)))
     columns = [
@@ -169,10 +169,10 @@ def render(rows: list, stem: str = STEM) -> str:
         Column("note", lambda r: runner.error_note(r)[:80]),
     ]
     lines = runner.report_header(TITLE, stem, rows, NOTES)
-    lines += [runner.markdown_table(rows, columns), "## Against the issue's targets", "",
+    lines += [runner.markdown_table(rows, columns), "## Against the project's targets", "",
               "Ours = `MetricNearness()` (triangle oracle, L2), tol = 1e-6; triangle "
               "fixing from the same result file.", "", targets_table(rows),
-              "## Sonthalia & Gilbert's instance types (issue 18)", "",
+              "## Sonthalia & Gilbert's instance types", "",
               "Ours = `MetricNearness(tol=1e-6, max_iter=2000)` (triangle oracle, L2), "
               "with `triangles_per_edge=1` (default) or 32 (`--methods ours_apexes`); "
               "triangle fixing capped by `--tf-timeout`. For context, the paper's "

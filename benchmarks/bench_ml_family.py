@@ -1,4 +1,4 @@
-"""The metric-learn family (issue 13) side by side with metric-learn 0.7.0.
+"""The metric-learn family side by side with metric-learn 0.7.0.
 
     python benchmarks/bench_ml_family.py --learners NCA,LFDA,RCA_Supervised,Covariance \\
         --datasets iris,wine,breast_cancer,digits --impls ours,metric_learn,sklearn \\

@@ -129,7 +129,7 @@ def render(rows: list, stem: str = STEM) -> str:
 
 def main(argv=None) -> int:
     parser = runner.base_parser(__doc__.splitlines()[0], timeout=1200, mem_limit_gb=8,
-                                repeat=False, output=STEM)
+                                repeat=False, output=STEM, data_dir=True)
     parser.add_argument("--splits", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--configs", nargs="+", default=["euclidean", "itml", "pf"],
                         choices=list(CONFIGS))

@@ -30,7 +30,7 @@ NOTES = (
     "\"all triangles\" = largest violation of lp_solution_ over every triangle "
     "(dense float64 check, not timed in fit). Published: Veldt, Gleich, Wirth & "
     "Saunderson (2019), serial Dykstra, gamma 1, tol 1e-2: LP 2154.89 in ~6.6 h. "
-    "Target (issue 18): LP <= 2154.89 * 1.005 = 2165.66, all triangles within "
+    "Target: LP <= 2154.89 * 1.005 = 2165.66, all triangles within "
     "1e-2, <= 10 min on 2 cores. The machine was shared (load average in the JSON).",
 )
 
@@ -61,7 +61,7 @@ def render(rows: list, stem: str = STEM) -> str:
 
 def main(argv=None) -> int:
     parser = runner.base_parser(__doc__.splitlines()[0], timeout=3600, repeat=False,
-                                output=STEM)
+                                output=STEM, data_dir=True)
     parser.add_argument("--gammas", type=float, nargs="+", default=[1.0])
     parser.add_argument("--tol", type=float, default=1e-2)
     parser.add_argument("--round", action="store_true",

@@ -18,10 +18,10 @@ signed weight matrix is ``A = c`` (dense, zero diagonal): ``A_ij > 0`` asks
 ``i, j`` together with weight ``A_ij``, ``A_ij < 0`` apart with ``|A_ij|``.
 """
 
-import os
-
 import numpy as np
 from scipy import io, sparse
+
+from benchmarks.workers._protocol import data_file
 
 __all__ = ["wang_instance", "load_power_grid", "instance_stats",
            "POWER_GRID_ANCHOR"]
@@ -30,21 +30,10 @@ __all__ = ["wang_instance", "load_power_grid", "instance_stats",
 # 1e-2, primal-dual gap 2e-5: LP objective 2154.89 (152 passes, ~6.6 h).
 POWER_GRID_ANCHOR = 2154.89
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _data_dir():
-    for cand in ("/work/shared/data",
-                 os.path.join(_HERE, "..", "..", "shared", "data"),
-                 os.path.join(_HERE, "..", "..", "main", "..", "shared", "data")):
-        if os.path.exists(os.path.join(cand, "power.mat")):
-            return cand
-    raise FileNotFoundError("power.mat not found in ../shared/data")
-
 
 def load_power_grid(path=None):
     """Adjacency (CSR, 0/1, symmetric, zero diagonal) of the US power grid."""
-    path = path or os.path.join(_data_dir(), "power.mat")
+    path = path or data_file("power.mat")
     A = io.loadmat(path)["Problem"][0, 0]["A"]
     A = sparse.csr_matrix(A, dtype=np.float64)
     A = ((A + A.T) != 0).astype(np.float64)
@@ -64,7 +53,7 @@ def wang_instance(A_adj, delta=0.05, eps=0.01, eps_all=False):
         Also subtract ``eps`` from the pairs without a common neighbour
         (``log((1 - delta)/(1 + delta)) - eps``), as the construction script
         of Veldt et al.'s public code does (it applies the +-eps rule to every
-        pair, including Jaccard 0); the issue's text leaves them at
+        pair, including Jaccard 0); the task's text leaves them at
         ``log((1 - delta)/(1 + delta))``.
 
     Returns

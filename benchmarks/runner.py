@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from benchmarks.workers import _protocol
+
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent
 RESULTS_DIR = BENCH_DIR / "results"
@@ -469,8 +471,9 @@ def run_info(argv: list[str] | None = None, calibrate: bool = True) -> dict:
 
 
 def base_parser(description: str, *, timeout: float, mem_limit_gb: float | None = None,
-                repeat: bool = True, output: str | None = None) -> argparse.ArgumentParser:
-    """The flags every benchmark command shares."""
+                repeat: bool = True, output: str | None = None,
+                data_dir: bool = False) -> argparse.ArgumentParser:
+    """The flags every benchmark command shares (``data_dir``: add ``--data-dir``)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--timeout", type=float, default=timeout,
                         help=f"seconds per job (default {timeout:g})")
@@ -490,6 +493,11 @@ def base_parser(description: str, *, timeout: float, mem_limit_gb: float | None 
                             help=f"result stem in benchmarks/results/ (default {output})")
     parser.add_argument("--report", action="store_true",
                         help="only re-render <output>.md from <output>.json")
+    if data_dir:
+        parser.add_argument("--data-dir", default=None,
+                            help="directory of the public data files, passed to the jobs as "
+                                 f"${_protocol.DATA_DIR_VAR} (default: ${_protocol.DATA_DIR_VAR} "
+                                 "if set, else <repo>/../shared/data)")
     return parser
 
 
@@ -500,6 +508,8 @@ def execute(stem: str, jobs: list[Job], args, render: Callable[[list[dict], str]
     ``render(rows, stem)`` returns the markdown. With ``--report`` nothing
     runs; the markdown is re-rendered from the JSON.
     """
+    if getattr(args, "data_dir", None):
+        os.environ[_protocol.DATA_DIR_VAR] = str(Path(args.data_dir).resolve())
     if not args.report:
         info = run_info()
         run_jobs(jobs, timeout=args.timeout, mem_limit_gb=args.mem_limit_gb,

@@ -14,6 +14,9 @@ import sys
 import warnings
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
+# docs/_ext: the benchmark-table directive (tables of docs/benchmarks.rst,
+# rendered from benchmarks/results/*.json at build time)
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "_ext")))
 
 import metric_estimators
 
@@ -32,6 +35,7 @@ extensions = [
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
+    "benchmark_tables",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -23,14 +23,20 @@ __all__ = [
     "ArrayIndexer",
     "apply_preprocessor",
     "check_indices",
+    "check_array_2d",
+    "check_bounds",
     "check_int",
     "dissimilar_identical_mask",
     "check_signed_graph_has_negative",
-    "plain",
+    "check_sparse_edge_weights",
+    "check_sparse_signed_graph",
+    "for_message",
     "check_pd_matrix",
+    "check_prior",
     "check_n_components",
     "check_square_matrix",
     "check_symmetric_matrix",
+    "renamed_parameter",
     "resolve_preprocessor",
     "power_of_two_scale",
     "ClassLabels",
@@ -57,7 +63,7 @@ _MAX_PLAIN_LEVELS = 10
 _MIN_PER_LEVEL = 5
 
 
-def plain(value):
+def for_message(value):
     """``value`` with numpy scalars turned into Python numbers, for messages.
 
     ``repr(np.float64(0.5))`` is ``'np.float64(0.5)'`` under numpy 2; error
@@ -69,7 +75,7 @@ def plain(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, (tuple, list)):
-        return type(value)(plain(v) for v in value)
+        return type(value)(for_message(v) for v in value)
     return value
 
 
@@ -104,7 +110,7 @@ def parse_memory(value, name):
             f"{type(value).__name__}."
         )
     if size < 1:
-        raise ValueError(f"{name}={plain(value)!r} must be at least 1 byte.")
+        raise ValueError(f"{name}={for_message(value)!r} must be at least 1 byte.")
     return size
 
 
@@ -270,7 +276,7 @@ def validate_ordered_points(estimator, X, y):
     if levels.size < 2:
         raise ValueError(
             f"{name} needs at least 2 distinct label values in y (ordered "
-            f"levels); got only {plain(levels[0])!r} (1 class)."
+            f"levels); got only {for_message(levels[0])!r} (1 class)."
         )
     if (levels.size > _MAX_PLAIN_LEVELS
             and n_samples < _MIN_PER_LEVEL * levels.size):
@@ -744,7 +750,150 @@ def check_pd_matrix(M, name, size=None, *, tol=1e-10):
 def check_int(value, name, minimum):
     """Check an integer parameter (used where _parameter_constraints cannot)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {plain(value)!r}.")
+        raise TypeError(f"{name} must be an integer, got {for_message(value)!r}.")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}.")
     return int(value)
+
+
+def check_array_2d(A, name):
+    """Validate a finite real 2-D array and return it as float64."""
+    A = np.asarray(A)
+    if A.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a real numeric array, got dtype {A.dtype}.")
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array, got {A.ndim} dimensions.")
+    A = A.astype(np.float64)
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return A
+
+
+def renamed_parameter(estimator, old, new, default, *, stacklevel=4):
+    """Value of parameter ``new``, honouring metric-learn's name ``old`` for it.
+
+    ``old`` is a constructor parameter whose default is the string
+    ``"deprecated"``.  If the user set it, a FutureWarning names our
+    parameter and its value is used; setting both is a ``ValueError``.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    old, new : str
+        metric-learn's name and ours.
+    default : object
+        The default of ``new`` (to tell whether the user set it).
+    stacklevel : int, default=4
+        Of the warning (4: the caller of ``fit`` when called from ``fit``
+        behind scikit-learn's ``_fit_context``).
+
+    Returns
+    -------
+    value : object
+    """
+    value_old = getattr(estimator, old)
+    value_new = getattr(estimator, new)
+    if isinstance(value_old, str) and value_old == "deprecated":
+        return value_new
+    name = type(estimator).__name__
+    if not (value_new is default or value_new == default):
+        raise ValueError(
+            f"{name} got both {old}={for_message(value_old)!r} (metric-learn's name) and "
+            f"{new}={for_message(value_new)!r}; pass only {new}."
+        )
+    warnings.warn(
+        f"{name}: {old} is metric-learn's name of {new}; use "
+        f"{new}={for_message(value_old)!r} (accepted for now, removed in a future "
+        "release).", FutureWarning, stacklevel=stacklevel)
+    return value_old
+
+
+def check_bounds(bounds):
+    """Validate user bounds ``(low, high)`` on squared distances; return two floats.
+
+    Any array-like of two numbers is accepted, e.g. ``(1, 10)`` or
+    ``[[1, 10]]`` (metric-learn accepts the latter too).
+    """
+    try:
+        arr = np.asarray(bounds)
+    except ValueError:  # ragged
+        arr = np.asarray([], dtype=object)
+    if arr.dtype.kind not in "iuf" or arr.size != 2:
+        raise ValueError(
+            f"bounds must be two numbers (low, high), got {for_message(bounds)!r}."
+        )
+    # any array-like of two numbers: (low, high), [[low, high]] (metric-learn)
+    low, high = (float(b) for b in arr.ravel())
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise ValueError(f"bounds must be finite, got {for_message(bounds)!r}.")
+    if low <= 0:
+        raise ValueError(
+            f"bounds must be positive squared distances, got low={low}."
+        )
+    if low > high:
+        raise ValueError(
+            f"bounds must satisfy low <= high, got low={low} > high={high}."
+        )
+    return low, high
+
+
+def check_prior(prior, n_features):
+    """Validate a prior given as a matrix; a string is returned unchanged.
+
+    The matrix must be symmetric positive definite of shape
+    ``(n_features, n_features)``; it is returned symmetrised (see
+    :func:`check_pd_matrix`).  The string options are checked by the
+    estimator's ``_parameter_constraints``.
+    """
+    if isinstance(prior, str):
+        return prior
+    return check_pd_matrix(prior, "prior", size=n_features)
+
+
+def check_sparse_signed_graph(A, name="A"):
+    """Validate a sparse signed graph and return it as CSR float64.
+
+    Symmetric (values and pattern), finite, no self-loop (no stored diagonal
+    entry other than zero) and no explicit stored zero: in a sparse signed
+    graph a stored entry is an edge and needs a non-zero weight.
+    ``name`` is the matrix's name in the error messages.
+    """
+    M = check_symmetric_matrix(A, name, accept_sparse=True,
+                               zero_diagonal=True)
+    zero = M.data == 0
+    if np.any(zero):
+        C = M.tocoo()
+        k = int(np.flatnonzero(C.data == 0)[0])
+        raise ValueError(
+            f"{name} has an explicit stored zero at ({C.row[k]}, "
+            f"{C.col[k]}) ({int(zero.sum())} stored zeros in all): in a "
+            f"sparse signed graph a stored entry is an edge and needs a "
+            f"non-zero weight, an absent entry means no information. "
+            f"Drop stored zeros with {name}.eliminate_zeros().")
+    return M
+
+
+def check_sparse_edge_weights(W, D):
+    """Check sparse ``sample_weight``: finite, symmetric, stored on D's edges only."""
+    W = sparse.csr_matrix(W, dtype=np.float64)
+    W.sum_duplicates()
+    if not np.all(np.isfinite(W.data)):
+        raise ValueError("sample_weight contains NaN or infinity.")
+    asym = abs(W - W.T)
+    if asym.nnz and asym.max() > 1e-10 * max(abs(W).max(), 1e-300):
+        raise ValueError("sample_weight must be symmetric.")
+    PW = sparse.csr_matrix((np.ones(W.nnz), W.indices, W.indptr),
+                           shape=W.shape)
+    PW.setdiag(0)
+    PW.eliminate_zeros()
+    PD = sparse.csr_matrix((np.ones(D.nnz), D.indices, D.indptr),
+                           shape=D.shape)
+    off = PW - PW.multiply(PD)
+    off.eliminate_zeros()
+    if off.nnz:
+        r, c = off.nonzero()
+        raise ValueError(
+            f"sample_weight has a stored entry at ({r[0]}, {c[0]}), which is "
+            f"not an edge of D ({off.nnz} such entries): weights apply to "
+            f"the stored entries of a sparse D only.")
+    return W

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._validation import plain
+from ._validation import for_message
 
 __all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets",
            "default_n_constraints",
@@ -255,7 +255,7 @@ def _renamed_argument(old, old_value, new, new_value):
     if new_value is not None:
         raise ValueError(f"got both {old} and {new}; pass only {new}.")
     warnings.warn(f"{old} is metric-learn's former name of {new}; use "
-                  f"{new}={plain(old_value)!r}.", FutureWarning, stacklevel=3)
+                  f"{new}={for_message(old_value)!r}.", FutureWarning, stacklevel=3)
     return old_value
 
 
@@ -363,7 +363,7 @@ class Constraints:
         for name, value in (("n_chunks", n_chunks), ("chunk_size", chunk_size)):
             if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
                     or value < 1):
-                raise ValueError(f"{name} must be an integer >= 1, got {plain(value)!r}.")
+                raise ValueError(f"{name} must be an integer >= 1, got {for_message(value)!r}.")
         y = self._known_labels("chunks")
         rng = check_random_state(random_state)
         classes, y_idx = np.unique(y, return_inverse=True)
@@ -417,12 +417,12 @@ class Constraints:
         for c, n_c in zip(classes, counts):
             if n_c - 1 < k_genuine:
                 warnings.warn(
-                    f"Class {plain(c)!r} has {n_c} points: too few for k_genuine="
+                    f"Class {for_message(c)!r} has {n_c} points: too few for k_genuine="
                     f"{k_genuine} same-class neighbours; using {n_c - 1}.",
                     UserWarning, stacklevel=2)
             if y.size - n_c < k_impostor:
                 warnings.warn(
-                    f"Class {plain(c)!r} has {y.size - n_c} points of other classes: "
+                    f"Class {for_message(c)!r} has {y.size - n_c} points of other classes: "
                     f"too few for k_impostor={k_impostor}; using "
                     f"{y.size - n_c}.", UserWarning, stacklevel=2)
         triplets = knn_triplets(X[self.known_], y, k_genuine, k_impostor)

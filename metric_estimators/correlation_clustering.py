@@ -19,28 +19,32 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._kernels.edges import edges_to_matrix, matrix_to_edges
-from ._reporting import FitReport, convergence_warning
-from ._validation import check_symmetric_matrix, power_of_two_scale
-from .base import DocLinkMixin
-from ._validation import check_signed_graph_has_negative
+from ._problems.cc_local_search import local_search
 from ._problems.correlation_clustering import (
     WeightedCorrelationLP,
-    gamma_stages,
+    dense_clustering_cost,
+    dense_pivot_rounding,
     metric_closure,
-    solve_continuation,
 )
-from ._problems.cc_local_search import local_search
+from ._problems.edges import edge_matrix, edge_vector
 from ._problems.sparse_correlation_clustering import (
     SparseSignedGraph,
     closure_on_edges,
     sparse_clustering_cost,
     sparse_pivot_rounding,
 )
-from ._reporting import Column
+from ._reporting import Column, FitReport, convergence_warning
+from ._validation import (
+    check_signed_graph_has_negative,
+    check_sparse_signed_graph,
+    check_symmetric_matrix,
+    power_of_two_scale,
+)
+from .base import DocLinkMixin
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
-from .solvers.oracles import SparseShortestPathOracle, ShortEdgeTriangleOracle
+from .solvers.continuation import gamma_stages, solve_continuation
+from .solvers.oracles import ShortEdgeTriangleOracle, SparseShortestPathOracle
 
 #: the driver's columns, then the stage's gamma, the relative QP gap (once
 #: the constraints are within 10 tol) and which triangle search ran
@@ -79,13 +83,7 @@ def correlation_clustering_cost(A, labels):
     """
     if sparse.issparse(A):
         return sparse_clustering_cost(A, labels)
-    A = np.asarray(A, dtype=np.float64)
-    labels = np.asarray(labels)
-    iu = np.triu_indices(A.shape[0], 1)
-    a = A[iu]
-    same = labels[iu[0]] == labels[iu[1]]
-    return float(np.sum(np.where(a > 0, a * ~same, -a * same)))
-
+    return dense_clustering_cost(A, labels)
 
 
 class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
@@ -295,7 +293,7 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         # against the regulariser; A * 2**k then gives exactly the result of A.
         w_scale = power_of_two_scale(A, center=False)
         A_in, A = A, (A / w_scale if w_scale != 1.0 else A)
-        a = matrix_to_edges(A)
+        a = edge_vector(A)
         m = a.size
         gamma = float(self.gamma)
         tol = float(self.tol)
@@ -327,8 +325,7 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
             x = metric_closure(problem.x, n)
             report.finish(f"LP stopped after {sum(r.n_iter for r in results)}"
                           " oracle calls")
-        X = np.empty((n, n))
-        edges_to_matrix(x, n, X)
+        X = edge_matrix(x, n)
         self._store(problem, results, stages, X, x, lower, w_scale, converged,
                     stacklevel=4)
         self.labels_, self.cost_ = self._round(A_in, X)
@@ -337,7 +334,7 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
 
     def _fit_sparse(self, A, report):
         """The sparse path: the LP over the edges, cycle inequalities by shortest paths."""
-        graph = SparseSignedGraph(A)
+        graph = SparseSignedGraph(check_sparse_signed_graph(A))
         check_signed_graph_has_negative(graph.csr, self)
         n, m = graph.n, graph.a.size
         w_scale = power_of_two_scale(graph.a, center=False)
@@ -444,7 +441,6 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         return tags
 
 
-
 def pivot_rounding(X, rng, rounding="probabilistic"):
     """LP-KwikCluster (Ailon, Charikar & Newman 2008) on the LP solution ``X``.
 
@@ -474,22 +470,6 @@ def pivot_rounding(X, rng, rounding="probabilistic"):
     """
     if sparse.issparse(X):
         return sparse_pivot_rounding(X, rng, rounding)
-    n = X.shape[0]
-    labels = np.full(n, -1, dtype=np.int64)
-    order = rng.permutation(n)
-    k = 0
-    for p in order:
-        if labels[p] >= 0:
-            continue
-        free = np.flatnonzero(labels < 0)
-        xp = X[p, free]
-        if rounding == "threshold":
-            join = xp < 0.5
-        else:
-            join = rng.random(free.size) < 1.0 - xp
-        join[free == p] = True
-        labels[free[join]] = k
-        k += 1
-    return labels
+    return dense_pivot_rounding(X, rng, rounding)
 
 

@@ -50,19 +50,18 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from ._docstrings import fill_doc
-from ._problems.logdet import check_bounds, default_bounds, prior_matrix
+from ._problems.logdet import default_bounds, prior_matrix
 from ._reporting import FitReport, convergence_warning
+from ._tuple_classifiers import PairsClassifierMixin
 from ._validation import (
+    check_bounds,
+    check_prior,
     dissimilar_identical_mask,
     power_of_two_scale,
+    renamed_parameter,
     validate_labelled_points,
 )
-from .base import (
-    MahalanobisMixin,
-    PairsClassifierMixin,
-    components_from_matrix,
-    renamed_parameter,
-)
+from .base import MahalanobisMixin, components_from_matrix
 from .constraints import default_n_constraints, pairs_from_labels
 from .solvers.bregman import TABLE_COLUMNS, logdet_bregman
 
@@ -125,7 +124,8 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
     def _solve(self, V, delta, points, bounds, rng, report):
         """Run the Bregman solver and set the fitted attributes."""
         n_features = V.shape[1]
-        A0 = prior_matrix(self.prior, points, n_features, rng)
+        prior = check_prior(self.prior, n_features)
+        A0 = prior_matrix(prior, points, n_features, rng)
         if bounds is None:
             low, high = default_bounds(points, A0, rng)
         else:
@@ -167,6 +167,7 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
         self.components_ = components_from_matrix(M, name="the learned matrix")
         self.bounds_ = np.array([low, high])
         self.n_iter_ = int(result.n_iter)
+        self.converged_ = bool(result.converged)
         self.convergence_curve_ = np.asarray(result.history["residual"])
         self.loss_curve_ = np.asarray(result.history["objective"])
         self.n_active_curve_ = np.asarray(result.history["n_active"],
@@ -224,6 +225,9 @@ class ITML(PairsClassifierMixin, _BaseITML):
         ``(low, high)`` bounds on squared distances used.
     n_iter_ : int
         Number of iterations run.
+    converged_ : bool
+        Whether the convergence measure reached ``tol`` within ``max_iter``
+        iterations.
     convergence_curve_ : ndarray of shape (n_iter,)
         The sweep's convergence measure in each iteration.
     loss_curve_ : ndarray of shape (n_iter,)

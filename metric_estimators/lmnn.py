@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from threadpoolctl import threadpool_limits
 
+from ._linalg import initialize_components
 from ._problems.lmnn import (
     ImpostorSet,
     LMNNObjective,
@@ -31,12 +32,13 @@ from ._problems.lmnn import (
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._validation import (
     check_n_components,
+    for_message,
     parse_memory,
-    plain,
     power_of_two_scale,
+    renamed_parameter,
     validate_points,
 )
-from .base import MahalanobisMixin, initialize_components, renamed_parameter
+from .base import MahalanobisMixin
 from .solvers.lmnn_runs import run_lbfgs, run_sgd, run_subgradient
 
 __all__ = ["LMNN", "find_target_neighbors"]
@@ -330,7 +332,8 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
                                         progress=report.progress)
         report.phase(f"target neighbours: {params['n_neighbors']} per point")
-        cap, budget = impostor_budget(self.max_impostors, self.impostor_memory, X)
+        cap, budget = impostor_budget(self.max_impostors,
+                                      params["impostor_memory"], X)
         impostors = ImpostorSet(
             y_idx, (targets >= 0).any(axis=1), cap,
             seed=rng.randint(np.iinfo(np.int32).max), log=report.phase,
@@ -411,9 +414,11 @@ class LMNN(MahalanobisMixin, BaseEstimator):
                                      stacklevel=5),
             "min_iter": 0,
         }
+        params["impostor_memory"] = self.impostor_memory
         if not (isinstance(self.impostor_memory, str)
                 and self.impostor_memory == "auto"):
-            parse_memory(self.impostor_memory, "impostor_memory")  # early errors
+            params["impostor_memory"] = parse_memory(  # bytes; early errors
+                self.impostor_memory, "impostor_memory")
         if not (isinstance(self.min_iter, str) and self.min_iter == "deprecated"):
             if self.solver == "lbfgs":
                 raise ValueError(
@@ -452,7 +457,7 @@ class LMNN(MahalanobisMixin, BaseEstimator):
         if small.size:
             warnings.warn(
                 f"{small.size} class(es) have at most n_neighbors="
-                f"{n_neighbors} samples (e.g. class {plain(small[0])!r} with "
+                f"{n_neighbors} samples (e.g. class {for_message(small[0])!r} with "
                 f"{counts[counts <= n_neighbors][0]}); their points get "
                 "fewer target neighbours.",
                 UserWarning,

@@ -42,16 +42,14 @@ from ._problems.logdet import prior_matrix
 from ._problems.lsml import QuadrupletResidualProblem, check_quadruplet_weights
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
 from ._threads import one_blas_thread
+from ._tuple_classifiers import QuadrupletsClassifierMixin
 from ._validation import (
     check_no_tuple_labels,
+    check_prior,
     validate_labelled_points,
     validate_tuples,
 )
-from .base import (
-    MahalanobisMixin,
-    QuadrupletsClassifierMixin,
-    components_from_matrix,
-)
+from .base import MahalanobisMixin, components_from_matrix
 from .constraints import default_n_constraints, positive_negative_pairs
 from .solvers.descent import gradient_descent
 
@@ -87,7 +85,8 @@ class _BaseLSML(MahalanobisMixin, BaseEstimator):
     def _solve(self, V, U, weights, points, rng, report):
         """Run gradient descent from the prior and set the fitted attributes."""
         n_features = V.shape[1]
-        M0 = prior_matrix(self.prior, points, n_features, rng)
+        prior = check_prior(self.prior, n_features)
+        M0 = prior_matrix(prior, points, n_features, rng)
         w = check_quadruplet_weights(weights, V.shape[0])
         report.phase(f"{V.shape[0]} quadruplets, {n_features} features")
         problem = QuadrupletResidualProblem(V, U, w, M0)

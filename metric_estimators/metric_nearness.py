@@ -17,10 +17,14 @@ from scipy import sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ._kernels.cycle_projections import project_nonnegative
-from ._kernels.edges import edges_to_matrix, matrix_to_edges
+from ._problems.edges import edge_matrix, edge_vector, sparse_edges
+from ._problems.metric_nearness import NearnessObjective
 from ._reporting import FitReport, convergence_warning
-from ._validation import check_symmetric_matrix, power_of_two_scale
+from ._validation import (
+    check_sparse_edge_weights,
+    check_symmetric_matrix,
+    power_of_two_scale,
+)
 from .base import DocLinkMixin
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
@@ -51,39 +55,6 @@ _SIMILARITY_HINT = (
     "usually means a similarity matrix S (a kernel, correlation or affinity "
     "with S[i, i] = 1): pass 1 - S (or S.max() - S) instead."
 )
-
-
-
-def _kl_divergence(x, d):
-    """Generalised KL divergence ``sum x log(x / d) - x + d`` (``x, d > 0``)."""
-    return float(np.sum(x * np.log(x / d) - x + d))
-
-
-
-def _check_sparse_weights(W, D):
-    """Check sparse ``sample_weight``: finite, symmetric, stored on D's edges only."""
-    W = sparse.csr_matrix(W, dtype=np.float64)
-    W.sum_duplicates()
-    if not np.all(np.isfinite(W.data)):
-        raise ValueError("sample_weight contains NaN or infinity.")
-    asym = abs(W - W.T)
-    if asym.nnz and asym.max() > 1e-10 * max(abs(W).max(), 1e-300):
-        raise ValueError("sample_weight must be symmetric.")
-    PW = sparse.csr_matrix((np.ones(W.nnz), W.indices, W.indptr),
-                           shape=W.shape)
-    PW.setdiag(0)
-    PW.eliminate_zeros()
-    PD = sparse.csr_matrix((np.ones(D.nnz), D.indices, D.indptr),
-                           shape=D.shape)
-    off = PW - PW.multiply(PD)
-    off.eliminate_zeros()
-    if off.nnz:
-        r, c = off.nonzero()
-        raise ValueError(
-            f"sample_weight has a stored entry at ({r[0]}, {c[0]}), which is "
-            f"not an edge of D ({off.nnz} such entries): weights apply to "
-            f"the stored entries of a sparse D only.")
-    return W
 
 
 class MetricNearness(DocLinkMixin, BaseEstimator):
@@ -283,8 +254,8 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
                     sample_weight.toarray() if sparse.issparse(sample_weight)
                     else sample_weight, "sample_weight", n, like="D",
                     nonnegative=True, positive_off_diagonal=True)
-            d = matrix_to_edges(D)
-            we = np.ones_like(d) if w is None else matrix_to_edges(w)
+            d = edge_vector(D)
+            we = np.ones_like(d) if w is None else edge_vector(w)
             oracle = (DenseTriangleOracle(n, apexes=self.triangles_per_edge,
                                           apex_rel=_APEX_REL,
                                           apex_depth=_APEX_DEPTH)
@@ -294,8 +265,7 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
                 d, we, oracle, weighted=w is not None,
                 pass_budget=ORACLE_PASS_RATIO * float(n) ** 3,
                 settle_fraction=_SETTLE, report=report)
-            M = np.empty((n, n))
-            edges_to_matrix(res.point, n, M)
+            M = edge_matrix(res.point, n)
             self.metric_ = M * unit if unit != 1.0 else M
             self._store(res, scale, unit)
         self.n_features_in_ = n
@@ -303,13 +273,7 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
 
     def _fit_sparse(self, D, sample_weight, report):
         n = D.shape[0]
-        U = sparse.triu(D, k=1).tocoo()
-        # stored zeros are edges of length 0
-        rows = U.row.astype(np.int64)
-        cols = U.col.astype(np.int64)
-        order = np.lexsort((cols, rows))
-        rows, cols = rows[order], cols[order]
-        d = np.asarray(U.data, dtype=np.float64)[order]
+        rows, cols, d = sparse_edges(D)  # stored zeros are edges of length 0
         if sample_weight is None:
             we = np.ones_like(d)
         else:
@@ -321,7 +285,7 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
                 raise ValueError("sample_weight must have the same shape as "
                                  f"D {D.shape}, got {W.shape}.")
             if sparse.issparse(W):
-                W = _check_sparse_weights(W, D)
+                W = check_sparse_edge_weights(W, D)
                 we = np.asarray(W[rows, cols]).ravel()
             else:
                 we = W.astype(np.float64)[rows, cols]
@@ -358,37 +322,25 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         # max |D| (= max D for non-negative D): the unit of tol
         scale = float(np.abs(d).max()) if d.size else 0.0
         tol_abs = self.tol * scale if scale > 0 else 1.0
-        winv = 1.0 / we
-        z_nonneg = np.zeros(d.size)
-
-        def objective(x):
-            if kl:
-                return _kl_divergence(x, d)
-            return float(np.sum(we * (x - d) ** 2))
-
-        def nonnegative_pass(x):
-            # x >= 0 is implied by the triangle inequalities of a complete
-            # graph, but Hildreth's iterates can dip below 0, and the
-            # shortest-path oracles (which need non-negative lengths) would
-            # not see why; projecting onto x >= 0 too keeps them honest.
-            return project_nonnegative(x, winv, z_nonneg)
+        objective = NearnessObjective(d, we, kl)
 
         report.phase(f"{d.size} edges, {type(oracle).__name__}, tolerance "
                      f"{tol_abs:.3g}")
         # the iterate starts at d (Hildreth's z = 0 point) and is projected
         # in place
-        active = CycleConstraints(d.copy(), winv, self.divergence)
+        active = CycleConstraints(d.copy(), objective.winv, self.divergence)
         if not kl:
             # Hildreth's first step on x >= 0: brings signed data (negative
             # entries) to the non-negative lengths the oracles search on;
             # the identity, bit for bit, on non-negative d
-            nonnegative_pass(active.point)
+            objective.nonnegative_pass(active.point)
         res = bregman_project_forget(
             active, oracle, objective=objective, tol=tol_abs,
             max_iter=self.max_iter, max_passes=self.max_passes,
             pass_budget=pass_budget, settle_fraction=settle_fraction,
             # KL iterates stay positive: no x >= 0 projection needed
-            fixed_pass=None if kl else nonnegative_pass, report=report,
+            fixed_pass=None if kl else objective.nonnegative_pass,
+            report=report,
         )
         if not kl:
             # Hildreth's projection onto x_e >= 0 lands within rounding of 0

@@ -17,10 +17,11 @@ from sklearn.decomposition import PCA
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._linalg import initialize_components
 from ._problems.mlkr import MLKRObjective
 from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._validation import validate_points
-from .base import MahalanobisMixin, initialize_components
+from .base import MahalanobisMixin
 from .solvers.lbfgs import lbfgs
 
 __all__ = ["MLKR"]

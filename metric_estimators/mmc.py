@@ -43,8 +43,9 @@ from ._problems.logdet import prior_matrix
 from ._problems.mmc import RIDGE, MMCDiagonalProblem, MMCFullProblem
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
 from ._threads import one_blas_thread
-from ._validation import validate_labelled_points
-from .base import MahalanobisMixin, PairsClassifierMixin, components_from_matrix
+from ._tuple_classifiers import PairsClassifierMixin
+from ._validation import check_prior, validate_labelled_points
+from .base import MahalanobisMixin, components_from_matrix
 from .constraints import default_n_constraints, pairs_from_labels
 from .solvers.constrained import nonnegative_lbfgs, spectraplex_ascent
 
@@ -107,7 +108,8 @@ class _BaseMMC(MahalanobisMixin, BaseEstimator):
                 "is unbounded)."
             )
         try:
-            A0 = prior_matrix(self.init, points, n_features, rng)
+            prior = check_prior(self.init, n_features)
+            A0 = prior_matrix(prior, points, n_features, rng)
         except (TypeError, ValueError) as exc:  # name MMC's parameter: init
             raise type(exc)(str(exc).replace("prior", "init")) from None
         self.n_raised_ = 0

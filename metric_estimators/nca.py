@@ -13,10 +13,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import fill_doc
-from ._problems.nca import solve_nca
+from ._problems.nca import nca_model, nca_objective
 from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._validation import validate_labelled_points
 from .base import MahalanobisMixin
+from .solvers.nca import solve_nca
 
 __all__ = ["NCA"]
 
@@ -133,11 +134,11 @@ class NCA(MahalanobisMixin, BaseEstimator):
                              f"n_features={X.shape[1]}.")
         tol = DEFAULT_TOL if self.tol is None else self.tol
         report.phase(f"{X.shape[0]} points, {classes.size} classes")
-        result = solve_nca(
+        model = nca_model(
             X, y_idx, n_components=self.n_components, init=self.init,
             max_iter=self.max_iter, tol=tol,
-            random_state=check_random_state(self.random_state), report=report,
-        )
+            random_state=check_random_state(self.random_state))
+        result = solve_nca(model, X, y_idx, nca_objective, report=report)
         self.components_ = result.components
         self.n_iter_ = result.n_iter
         self.loss_curve_ = np.asarray(result.history["objective"], dtype=np.float64)

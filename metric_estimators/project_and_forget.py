@@ -20,6 +20,7 @@ set -- ITML's exact LogDet projections -- and a
 every pair in blocks for violated ones.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -29,13 +30,17 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from ._docstrings import fill_doc
 from ._problems.logdet import (
-    check_bounds,
     default_bounds,
     identical_different_class_pairs,
     prior_matrix,
 )
 from ._reporting import FitReport, convergence_warning
-from ._validation import power_of_two_scale, validate_labelled_points
+from ._validation import (
+    check_bounds,
+    check_prior,
+    power_of_two_scale,
+    validate_labelled_points,
+)
 from .base import MahalanobisMixin, components_from_matrix
 from .solvers.active_sets import LogDetPairConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
@@ -99,9 +104,11 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
         Constraints remembered at the end (positive dual).
     active_pairs_ : ndarray of shape (n_active, 2)
     duals_, slack_ : ndarray of shape (n_active,)
-    max_violation_ : float
+    violation_ : float
         Largest relative violation ``delta (d - xi) / xi`` over *all* pairs
         at the end (``xi = xi0`` for the pairs outside the active set).
+    max_violation_ : float
+        Deprecated name of ``violation_`` (a FutureWarning).
     n_violated_ : int
         Pairs outside the active set violated by more than ``tol`` at the
         last oracle call (the oracle returns at most ``max_new_constraints``
@@ -167,7 +174,8 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
         X = np.ascontiguousarray(X, dtype=np.float64)
         n, d = X.shape
         rng = check_random_state(self.random_state)
-        A0 = prior_matrix(self.prior, X, d, rng)
+        prior = check_prior(self.prior, d)
+        A0 = prior_matrix(prior, X, d, rng)
         if bounds is None:
             low, high = default_bounds(X, A0, rng)
         else:
@@ -215,10 +223,23 @@ class ProjectAndForget(MahalanobisMixin, BaseEstimator):
                                               active.key % n))
         self.duals_ = active.lam / s / s
         self.slack_ = active.xi * s * s
-        self.max_violation_ = float(res.max_violation)
+        self.violation_ = float(res.max_violation)
         self.converged_ = res.converged
         self.n_pairs_ = oracle.n_pairs
         self.n_violated_ = int(oracle.last_n_violated)
         self.n_same_pairs_ = int(sum(c * (c - 1) // 2
                                      for c in np.bincount(y_idx)))
         return self
+
+    @property
+    def max_violation_(self):
+        """Deprecated name of ``violation_``, the name every solver-backed learner uses.
+
+        .. deprecated:: 0.1
+            Use ``violation_``; ``max_violation_`` will be removed.
+        """
+        value = self.violation_  # AttributeError before fit, as before
+        warnings.warn("ProjectAndForget.max_violation_ is deprecated: use "
+                      "violation_ (the same value).", FutureWarning,
+                      stacklevel=2)
+        return value

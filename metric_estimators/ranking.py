@@ -22,8 +22,7 @@ from sklearn.metrics import mean_absolute_error, ndcg_score
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 
-from ._validation import check_int
-from .base import check_array_2d
+from ._validation import check_array_2d, check_int
 
 __all__ = [
     "knn_rank_predict",

@@ -17,10 +17,11 @@ from ._problems.rca import chunklet_covariances, rca_components
 from ._reporting import FitReport
 from ._validation import (
     power_of_two_scale,
+    renamed_parameter,
     validate_labelled_points,
     validate_points,
 )
-from .base import MahalanobisMixin, renamed_parameter
+from .base import MahalanobisMixin
 from .constraints import Constraints
 
 __all__ = ["RCA", "RCA_Supervised"]

@@ -53,12 +53,13 @@ from ._problems.scml import (
     unique_points,
 )
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
+from ._tuple_classifiers import TripletsClassifierMixin
 from ._validation import (
     check_no_tuple_labels,
     validate_labelled_points,
     validate_tuples,
 )
-from .base import MahalanobisMixin, TripletsClassifierMixin, components_from_matrix
+from .base import MahalanobisMixin, components_from_matrix
 from .constraints import Constraints
 from .solvers.stochastic import adagrad_rda
 

@@ -38,8 +38,9 @@ from ._docstrings import fill_doc
 from ._problems.logdet import prior_matrix
 from ._problems.sdml import sdml_covariance, shift_to_pd
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
-from ._validation import validate_labelled_points
-from .base import MahalanobisMixin, PairsClassifierMixin, components_from_matrix
+from ._tuple_classifiers import PairsClassifierMixin
+from ._validation import check_prior, validate_labelled_points
+from .base import MahalanobisMixin, components_from_matrix
 from .constraints import default_n_constraints, pairs_from_labels
 from .exceptions import NonPSDError
 
@@ -95,7 +96,8 @@ class _BaseSDML(MahalanobisMixin, BaseEstimator):
     def _solve(self, V, y, points, rng, report):
         """Run the graphical lasso on ``S`` of pair differences ``V``; set attributes."""
         n_features = V.shape[1]
-        M0 = prior_matrix(self.prior, points, n_features, rng)
+        prior = check_prior(self.prior, n_features)
+        M0 = prior_matrix(prior, points, n_features, rng)
         P = np.linalg.inv(M0)
         S = sdml_covariance(V, y, P, float(self.balance_param))
         S_pd, tau, eig = shift_to_pd(S)

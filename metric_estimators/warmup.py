@@ -33,8 +33,17 @@ __all__ = ["warm_up"]
 
 def _fits():
     """(name, callable) pairs that together call every kernel."""
-    from . import (ITML, LMNN, LODML, OMDML, CorrelationClustering, ITML_Supervised,
-                   MetricNearness, ProjectAndForget, SCML_Supervised)
+    from . import (
+        ITML,
+        LMNN,
+        LODML,
+        OMDML,
+        CorrelationClustering,
+        ITML_Supervised,
+        MetricNearness,
+        ProjectAndForget,
+        SCML_Supervised,
+    )
     from .constraints import knn_triplets
 
     rng = np.random.RandomState(0)

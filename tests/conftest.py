@@ -36,8 +36,8 @@ needs one entry here and nothing else.  Kinds:
     ``"supervised"``.
 
 The parameters of the registry are those of the determinism cases
-(``/work/wt/fingerprint.py`` hashes their results): change one and the
-fingerprints change.  Estimators are imported by their public names only.
+(``tests/fingerprint.py`` hashes their results on the numpy and the numba
+path): change one and the fingerprints change.  Estimators are imported by their public names only.
 """
 
 from dataclasses import dataclass, field

@@ -128,6 +128,7 @@ def test_ml_family_table_and_report():
     process, and the report's ratio / delta / summary are against metric-learn."""
     sys.path.insert(0, str(runner.BENCH_DIR))
     import bench_ml_family
+
     from benchmarks.workers import ml_family
 
     for name, entry in ml_family.LEARNERS.items():

@@ -1,12 +1,15 @@
-"""Kernels of the W-weighted correlation-clustering prototype (issue 18)."""
+"""Kernels of the W-weighted correlation-clustering LP.
+
+The pair projections, the triangle projection and the short-edge oracle.
+"""
 
 import numpy as np
 import pytest
 
-from metric_estimators._kernels.cc_weighted import (
+from metric_estimators._kernels.cc_pair_projections import project_pairs_w
+from metric_estimators._kernels.cycle_projections import project_paths_l2
+from metric_estimators._kernels.short_edge_triangles import (
     _edge_ends,
-    project_pairs_w,
-    project_triangles_w,
     short_edge_triangles,
 )
 from metric_estimators.solvers.oracles import DenseTriangleOracle
@@ -56,9 +59,9 @@ def test_pair_projection_is_weight_independent_in_x_and_scales_duals():
     for w in (np.ones(m), np.array([0.01, 0.1, 1.0, 10.0, 100.0])):
         x = np.zeros(m)
         f = np.full(m, -1.0)
-        zA, zB = np.zeros(m), np.zeros(m)
-        project_pairs_w(x, f, d, w, zA, zB)
-        out.append((x, f, zA / w, zB / w))
+        z_above, z_below = np.zeros(m), np.zeros(m)
+        project_pairs_w(x, f, d, w, z_above, z_below)
+        out.append((x, f, z_above / w, z_below / w))
     for a, b in zip(*out):
         np.testing.assert_allclose(a, b)
     # the result is feasible for the pair constraints
@@ -67,13 +70,15 @@ def test_pair_projection_is_weight_independent_in_x_and_scales_duals():
 
 
 def test_triangle_projection_is_the_weighted_projection():
-    # one violated triangle: the W-weighted projection onto
-    # x_e - x_f - x_g <= 0 moves each entry by theta / r
+    # one violated triangle (a cycle constraint with a path of two edges, as
+    # the correlation-clustering LP stores them): the W-weighted projection
+    # onto x_e - x_f - x_g <= 0 moves each entry by theta / r
     x = np.array([1.0, 0.2, 0.3])
     r = np.array([2.0, 0.5, 4.0])
     z = np.zeros(1)
-    project_triangles_w(x, 1.0 / r, np.array([0]), np.array([1, 2], np.int32),
-                        z, 0, 1)
+    project_paths_l2(x, 1.0 / r, np.array([0], np.int64),
+                     np.array([0, 2], np.int64), np.array([1, 2], np.int32),
+                     z, 0, 1)
     s = 1.0 - 0.2 - 0.3
     theta = s / (1 / 2.0 + 1 / 0.5 + 1 / 4.0)
     np.testing.assert_allclose(x, [1.0 - theta / 2.0, 0.2 + theta / 0.5,

@@ -1,5 +1,5 @@
 """metric-learn compatibility of the shared face: base classes, exceptions,
-preprocessors, get_metric and Constraints (issue 12)."""
+preprocessors, get_metric and Constraints."""
 
 import pickle
 import warnings

@@ -14,7 +14,6 @@ from metric_estimators.correlation_clustering import (
 )
 
 
-
 def planted(n, k, p_flip, seed, density=1.0):
     rng = np.random.default_rng(seed)
     g = rng.integers(0, k, n)
@@ -155,8 +154,7 @@ def _brute_best_move_gain(A, labels):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_local_search_is_a_local_optimum_and_never_worse(seed):
-    from metric_estimators._kernels.correlation_clustering import (
-        best_one_element_moves)
+    from metric_estimators._kernels.correlation_clustering import best_one_element_moves
     rng = np.random.default_rng(seed)
     n = 25
     A = rng.normal(size=(n, n))
@@ -198,7 +196,7 @@ def test_old_nearness_import_path():
         assert getattr(nearness, name) is getattr(cc, name)
 
 
-# --- issue 18: the W-weighted regularised problem centred at d --------------
+# --- the W-weighted regularised problem centred at d --------------
 
 def weighted_instance(kind, n, seed):
     """Signed instances around a planted partition (20 % of signs flipped)."""

@@ -1,8 +1,11 @@
-"""Determinism and robustness of every public estimator (issue 7).
+"""Determinism and robustness of every public estimator.
 
 * same data, same ``random_state``: bit-identical results, also with a
   different numba thread count (the numba kernels with ``parallel=True``
-  must not depend on the number of threads);
+  must not depend on the number of threads).  The registry's problems are
+  small (at most ``NUMPY_MAX_SAMPLES`` points), so by default LMNN, SCML and
+  the exact k-NN ranking run on their numpy path; every such test runs on
+  both paths, the numba one forced by ``numpy_max_samples(-1)``;
 * pickle / joblib round trips keep ``transform`` identical; ``clone`` of a
   fitted estimator is unfitted;
 * a numba cache directory that cannot be written (read-only install) is not
@@ -35,12 +38,14 @@ from metric_estimators import (
     CorrelationClustering,
     MetricNearness,
 )
+from metric_estimators._problems.neighbours import numpy_max_samples
 
 ROOT = Path(__file__).resolve().parents[1]
 
 # The learners of a linear map, from the registry (tests/conftest.py), by
-# name.  /work/wt/fingerprint.py hashes ``_fit(name).components_`` for every
-# name here, ``_dissimilarity()`` and ``_signed()``.
+# name.  tests/fingerprint.py hashes ``_fit(name).components_`` for every
+# name here and the fitted results of the matrix and graph entries, on both
+# paths (compare its output before and after a refactoring).
 LEARNERS = {e.name: e.make
             for e in learners("supervised", "chunks", "unsupervised", "pairs",
                               "triplets", "quadruplets")}
@@ -63,16 +68,45 @@ def _points_for(name):
     return X
 
 
+#: the two paths of small problems: the default (numpy, for at most
+#: NUMPY_MAX_SAMPLES points) and the numba kernels forced for every size
+PATHS = {"numpy": None, "numba": -1}
+
+
+@pytest.fixture(params=list(PATHS))
+def path(request):
+    """Run the test on the numpy path (default) or with the numba kernels forced."""
+    threshold = PATHS[request.param]
+    if threshold is None:
+        yield request.param
+    else:
+        with numpy_max_samples(threshold):
+            yield request.param
+
+
+def test_the_paths_differ_where_they_should():
+    """The registry's LMNN and SCML problems are small enough for the numpy
+    path, so the two paths of the tests below are different code."""
+    from metric_estimators._kernels import lmnn as numba_kernels
+    from metric_estimators._problems import lmnn_numpy
+    from metric_estimators._problems.lmnn import lmnn_kernels
+
+    n = len(_xy()[1])
+    assert lmnn_kernels(n) is lmnn_numpy
+    with numpy_max_samples(-1):
+        assert lmnn_kernels(n) is numba_kernels
+
+
 @pytest.mark.parametrize("name", list(LEARNERS))
-def test_same_random_state_bit_identical(name):
+def test_same_random_state_bit_identical(name, path):
     a = _fit(name).components_
     b = _fit(name).components_
     assert a.tobytes() == b.tobytes()
 
 
-@pytest.mark.parametrize("name", ["LMNN", "ITML_Supervised", "ProjectAndForget",
-                                  "SCML_Supervised", "LSML_Supervised"])
-def test_bit_identical_across_numba_thread_counts(name):
+@pytest.mark.parametrize("name", ["LMNN", "LMNN-subgradient", "ITML_Supervised",
+                                  "ProjectAndForget", "SCML_Supervised", "LSML_Supervised"])
+def test_bit_identical_across_numba_thread_counts(name, path):
     n_max = numba.config.NUMBA_NUM_THREADS
     if n_max < 2:
         pytest.skip("numba has a single thread here")
@@ -207,10 +241,13 @@ _SCRIPT = textwrap.dedent("""
     import metric_estimators
     import sys
     from metric_estimators import LMNN, MetricNearness
+    from metric_estimators._problems.neighbours import numpy_max_samples
     print(metric_estimators.__file__)
     rng = np.random.RandomState(0)
     X = rng.randn(40, 3); y = np.arange(40) % 2
-    L = LMNN(n_neighbors=3, random_state=0).fit(X, y).components_
+    with numpy_max_samples(-1):  # 40 points: force the numba kernels
+        L = LMNN(n_neighbors=3, random_state=0).fit(X, y).components_
+    assert "numba" in sys.modules, "the numba path did not run"
     np.save("out_L.npy", L)
     if sys.argv[1] == "all":
         D = np.abs(rng.randn(10, 10)); D = (D + D.T) / 2; np.fill_diagonal(D, 0)
@@ -247,7 +284,8 @@ def test_unwritable_numba_cache(tmp_path, which):
     rng = np.random.RandomState(0)
     X = rng.randn(40, 3)
     y = np.arange(40) % 2
-    L = LMNN(n_neighbors=3, random_state=0).fit(X, y).components_
+    with numpy_max_samples(-1):
+        L = LMNN(n_neighbors=3, random_state=0).fit(X, y).components_
     np.testing.assert_array_equal(np.load(tmp_path / "out_L.npy"), L)
     if which == "all":
         D = np.abs(rng.randn(10, 10))
@@ -259,17 +297,20 @@ def test_unwritable_numba_cache(tmp_path, which):
 
 @pytest.mark.slow
 def test_numba_thread_count_in_fresh_processes(tmp_path):
-    """NUMBA_NUM_THREADS=1 vs 2 in fresh processes: bit-identical results."""
+    """NUMBA_NUM_THREADS=1 vs 2 in fresh processes: bit-identical results
+    (LMNN's 200 points forced onto the numba path)."""
     script = textwrap.dedent("""
         import sys, numpy as np, warnings
         warnings.simplefilter("ignore")
         from metric_estimators import LMNN, ProjectAndForget, MetricNearness
+        from metric_estimators._problems.neighbours import numpy_max_samples
         rng = np.random.RandomState(0)
         X = rng.randn(200, 5); y = np.arange(200) % 3
         D = np.abs(rng.randn(40, 40)); D = (D + D.T) / 2; np.fill_diagonal(D, 0)
-        out = [LMNN(random_state=0).fit(X, y).components_,
-               ProjectAndForget(random_state=0).fit(X, y).components_,
-               MetricNearness().fit(D).metric_]
+        with numpy_max_samples(-1):
+            out = [LMNN(random_state=0).fit(X, y).components_,
+                   ProjectAndForget(random_state=0).fit(X, y).components_,
+                   MetricNearness().fit(D).metric_]
         np.savez(sys.argv[1], *out)
     """)
     outs = []

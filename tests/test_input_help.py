@@ -14,11 +14,11 @@ from metric_estimators import (
     ITML_Supervised,
     MetricNearness,
 )
-from metric_estimators._problems.logdet import check_bounds
 from metric_estimators._validation import (
+    check_bounds,
     check_int,
     check_signed_graph_has_negative,
-    plain,
+    for_message,
     validate_ordered_points,
 )
 from metric_estimators.constraints import Constraints
@@ -101,10 +101,10 @@ def test_metric_nearness_similarity_hints_one_minus_s(sparse_input):
 # -- no numpy reprs in messages ------------------------------------------------
 
 def test_plain_turns_numpy_scalars_into_python():
-    assert repr(plain(np.float64(0.0))) == "0.0"
-    assert repr(plain((np.int64(1), np.float32(2.5)))) == "(1, 2.5)"
-    assert repr(plain(np.array([1.0, 2.0]))) == "[1.0, 2.0]"
-    assert plain("a") == "a"
+    assert repr(for_message(np.float64(0.0))) == "0.0"
+    assert repr(for_message((np.int64(1), np.float32(2.5)))) == "(1, 2.5)"
+    assert repr(for_message(np.array([1.0, 2.0]))) == "[1.0, 2.0]"
+    assert for_message("a") == "a"
 
 
 @pytest.mark.parametrize("call", [
@@ -131,11 +131,24 @@ def test_messages_show_plain_numbers(call):
 
 # -- the "?" link of the HTML representation ----------------------------------
 
-def test_html_repr_doc_link(monkeypatch):
-    from metric_estimators import LMNN
+def test_html_repr_doc_link(monkeypatch, tmp_path):
+    from metric_estimators import LMNN, base
 
     monkeypatch.delenv("METRIC_ESTIMATORS_DOCS_URL", raising=False)
-    assert LMNN()._get_doc_link() == ""  # docs not hosted: no dead link
+    # no built documentation: no link (never a dead one)
+    monkeypatch.setattr(base, "BUILT_DOCS", tmp_path / "html")
+    assert LMNN()._get_doc_link() == ""
+    assert "metric_estimators.LMNN.html" not in LMNN()._repr_html_()
+    # built documentation with LMNN's page: a file:// link to it; ITML's
+    # page is missing there, so ITML gets none
+    generated = tmp_path / "html" / "generated"
+    generated.mkdir(parents=True)
+    (generated / "metric_estimators.LMNN.html").write_text("<html></html>")
+    url = (generated / "metric_estimators.LMNN.html").as_uri()
+    assert LMNN()._get_doc_link() == url
+    assert f'href="{url}"' in LMNN()._repr_html_()
+    assert ITML_Supervised()._get_doc_link() == ""
+    # the environment variable wins
     monkeypatch.setenv("METRIC_ESTIMATORS_DOCS_URL", "https://docs.example/me/")
     for est in (LMNN(), MetricNearness(), CorrelationClustering(), ITML_Supervised()):
         url = f"https://docs.example/me/generated/metric_estimators.{type(est).__name__}.html"

@@ -20,12 +20,11 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import BY_NAME, learners, supervised_data
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.spatial.distance import mahalanobis, pdist, squareform
-
-from conftest import BY_NAME, learners, supervised_data
 
 from metric_estimators import MetricNearness
 

@@ -50,6 +50,7 @@ def test_matches_solver_and_default_bounds(iris_pairs):
     X, idx, y = iris_pairs
     pairs = X[idx]
     itml = ITML(tol=1e-9, max_iter=100000, random_state=0).fit(pairs, y)
+    assert itml.converged_ is True and itml.n_iter_ < 100000
     # default bounds: 5th / 95th percentiles of squared distances among the
     # distinct points of the pairs (prior = identity)
     pts = np.unique(pairs.reshape(-1, 4), axis=0)
@@ -153,6 +154,7 @@ def test_convergence_warning_and_verbose(iris, capsys):
     with pytest.warns(ConvergenceWarning, match="did not converge"):
         m = ITML_Supervised(max_iter=2, tol=1e-12, random_state=0).fit(X, y)
     assert m.n_iter_ == 2
+    assert m.converged_ is False  # the budget ran out: the warning's case
     ITML_Supervised(verbose=1, random_state=0).fit(X, y)
     out = capsys.readouterr().out
     assert "[ITML_Supervised]" in out and "Iteration" in out and "converged" in out

@@ -9,7 +9,7 @@ from sklearn.neighbors import KNeighborsClassifier, NearestNeighbors
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from metric_estimators import ITML_Supervised, LMNN
+from metric_estimators import LMNN, ITML_Supervised
 
 
 @pytest.fixture(scope="module")

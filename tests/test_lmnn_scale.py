@@ -1,4 +1,4 @@
-"""LMNN at scale (issue 16) and its first-hour defaults (issue 17).
+"""LMNN at scale and its first-hour defaults.
 
 solver='sgd' against the exact objective, warm_start, the callback, the
 default stopping rule, progress output and the optional tqdm bar.
@@ -297,7 +297,7 @@ def test_progress_bar_absent_without_tqdm(monkeypatch):
     assert make_progress_bar(True, 1, 10, "LMNN") is None
 
 
-# -- the size-aware impostor budget (issue 16) --------------------------------
+# -- the size-aware impostor budget -----------------------------------------
 
 @pytest.mark.parametrize("value, expected", [
     (1000, 1000), ("1GB", 10**9), ("512 mb", 512 * 10**6), ("1.5GiB", 3 * 2**29),
@@ -347,9 +347,9 @@ def test_auto_budget_scales_with_the_data():
     cap, budget = mod.impostor_budget("auto", "auto", big)
     assert budget == mod.AUTO_MEMORY_FACTOR * big.nbytes
     assert cap == budget // mod.PAIR_BYTES
-    assert mod.impostor_budget("auto", "1GB", small) == (10**9 // mod.PAIR_BYTES, 10**9)
+    assert mod.impostor_budget("auto", 10**9, small) == (10**9 // mod.PAIR_BYTES, 10**9)
     # an int max_impostors is the cap itself (PyLMNN's meaning)
-    assert mod.impostor_budget(1234, "1GB", small) == (1234, None)
+    assert mod.impostor_budget(1234, 10**9, small) == (1234, None)
 
 
 def test_impostor_memory_sets_the_cap_and_the_warning_prices_the_exact_loss():
@@ -391,9 +391,9 @@ def test_impostor_store_is_int32():
 def test_hashed_scan_shrinks_on_overflow_and_matches_brute_force(monkeypatch):
     """The hashed sampled scan, when its budget overflows mid-scan, returns
     exactly the brute-force pairs of the final (smaller) fraction."""
-    import metric_estimators._problems.lmnn as mod
     from sklearn.datasets import make_classification
 
+    import metric_estimators._problems.lmnn as mod
     from metric_estimators._kernels.lmnn import pair_uniform, point_hashes
 
     monkeypatch.setattr(mod, "HASHED_SCAN_FRACTION", 1.0)

@@ -6,8 +6,8 @@ weakly supervised, preprocessor and constraints pages), with
 X``.  Where metric-learn documents an outcome that holds for any correct
 learner (a prediction, a sign, an equality between two calls), it is
 asserted; numbers that depend on metric-learn's own algorithm (its exact
-decision values) are not, and docs/migration.rst says why.  Examples of
-learners that are not here yet are skipped until they are.
+decision values) are not, and docs/migration.rst says why.  Every
+learner of these examples is in ``metric_estimators``: none is skipped.
 """
 
 import warnings
@@ -19,8 +19,6 @@ from sklearn.model_selection import cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 
-import metric_estimators
-
 # the pairs of the weakly supervised guide: similar when the first feature is
 # close, dissimilar when only the second one is
 GUIDE_PAIRS = [[[1.2, 7.5], [1.3, 1.5]],
@@ -30,11 +28,6 @@ GUIDE_PAIRS = [[[1.2, 7.5], [1.3, 1.5]],
 GUIDE_Y = [1, 1, -1, -1]
 
 
-def _learner(name):
-    try:
-        return getattr(metric_estimators, name)
-    except ImportError:
-        pytest.skip(f"{name} is not in metric_estimators yet")
 
 
 # -- supervised -------------------------------------------------------------------------
@@ -137,8 +130,9 @@ def test_score_pairs_deprecated():
     np.testing.assert_allclose(s, itml.pair_score(GUIDE_PAIRS))
 
 
-def test_mmc_examples_when_available():
-    MMC = _learner("MMC")
+def test_mmc_examples():
+    from metric_estimators import MMC
+
     pairs = np.array([[[1.2, 3.2], [2.3, 5.5]], [[4.5, 2.3], [2.1, 2.3]]])
     # one similar pair spans one of two dimensions: the problem is unbounded
     # along the other, which this package says (metric-learn stops early

@@ -11,9 +11,8 @@ from sklearn.exceptions import ConvergenceWarning
 from metric_estimators._kernels.edges import edge_id, matrix_to_edges
 from metric_estimators._kernels.shortest_paths import apsp
 from metric_estimators.metric_nearness import MetricNearness
-from metric_estimators.solvers.oracles import DenseShortestPathOracle
 from metric_estimators.solvers.active_sets import CycleConstraints
-
+from metric_estimators.solvers.oracles import DenseShortestPathOracle
 
 
 def random_dissimilarity(n, seed=0, kind="normal"):

@@ -1,4 +1,4 @@
-"""The numpy path of small problems against the numba kernels (issue 17, cold start).
+"""The numpy path of small problems against the numba kernels (cold start).
 
 Problems of at most ``NUMPY_MAX_SAMPLES`` points run LMNN's kernels and
 the exact k-NN ranking in vectorised numpy

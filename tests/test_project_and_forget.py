@@ -15,7 +15,6 @@ from sklearn.preprocessing import StandardScaler
 from metric_estimators.itml import ITML_Supervised
 from metric_estimators.project_and_forget import ProjectAndForget
 
-
 # scikit-learn's estimator checks: tests/test_sklearn_checks.py
 
 
@@ -63,7 +62,7 @@ def test_reported_satisfied_constraints_are_satisfied():
     # every pair the model reports as satisfied (all of them, at convergence,
     # within tol relative, the active ones against their slack) is satisfied
     assert est.converged_
-    assert est.max_violation_ <= 1e-4
+    assert est.violation_ <= 1e-4
     assert viol.max() <= 1e-4 * (1 + 1e-6) + 1e-9
     assert est.n_pairs_ == viol.size
     # the active set is far smaller than the set of all pairs
@@ -168,3 +167,18 @@ def test_oracle_counts_every_violated_pair_and_history_times():
     assert len(est.history_["oracle_time"]) == 1
     assert 0 < est.history_["oracle_time"][0] <= est.history_["time"][0]
     assert est.history_["active_bytes"][0] == est.n_active_ * (8 * 5 + 8 * 4)
+
+
+def test_max_violation_is_a_deprecated_name_of_violation():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[::3]
+    est = ProjectAndForget(max_iter=3, random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        est.fit(X, y[::3])
+    assert "max_violation_" not in vars(est)  # not a stored attribute
+    with pytest.warns(FutureWarning, match="max_violation_ is deprecated: use "
+                      "violation_"):
+        old = est.max_violation_
+    assert old == est.violation_ > 0
+    with pytest.raises(AttributeError):
+        ProjectAndForget().max_violation_  # unfitted: no violation_ either

@@ -120,7 +120,7 @@ def _table(out, name):
 @pytest.mark.parametrize("name", ["MetricNearness", "CorrelationClustering"])
 def test_project_and_forget_tables_report_oracle_active_violation_residual(
         name, capsys):
-    # issue 18: both estimators on the Project-and-Forget driver print, per
+    # both estimators on the Project-and-Forget driver print, per
     # oracle call, the active-set size, the largest violation and the duals
     # residual, in the shared FitReport format (one row per oracle call)
     import numpy as np

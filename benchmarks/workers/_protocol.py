@@ -14,11 +14,30 @@ Standard library only: this module runs in every peer's virtual environment.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 import traceback
+from pathlib import Path
 
 RESULT_MARK = "@@bench-result@@ "  # the runner looks for this prefix
+
+#: the environment variable naming the directory of the public data files
+#: (``penbased.dat``, ``power.mat``); the commands' ``--data-dir`` sets it
+DATA_DIR_VAR = "BENCH_DATA_DIR"
+#: its default: ``shared/data`` next to the repository (``<repo>/../shared/data``)
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def data_file(name: str) -> str:
+    """The path of the public data file ``name``: in ``$BENCH_DATA_DIR`` if set,
+    else in ``<repo>/../shared/data``; a clear error when it is missing."""
+    directory = Path(os.environ.get(DATA_DIR_VAR) or DEFAULT_DATA_DIR)
+    path = directory / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{name} not found in {directory}; pass --data-dir DIR "
+                                f"or set {DATA_DIR_VAR}")
+    return str(path)
 
 
 def peak_rss_mb() -> float:

@@ -41,7 +41,7 @@ def make_synthetic(n_samples: int, n_features: int):
 
 
 def make_issue16(n_samples: int, n_features: int):
-    """``mc-<n>-<d>``: issue 16's words, 10 classes, 8 informative features, class_sep 1.5.
+    """``mc-<n>-<d>``: the scale target's data, 10 classes, 8 informative features, class_sep 1.5.
 
     Every parameter the issue does not name keeps scikit-learn's default
     (``n_redundant=2``, ``n_repeated=0``, ``n_clusters_per_class=2``,
@@ -185,7 +185,7 @@ def run(job: dict) -> dict:
     X_train, X_test, y_train, y_test = split_scaled(*load_dataset(job["dataset"]))
     out = {"n_train": int(X_train.shape[0]), "n_features": int(X_train.shape[1])}
     out["version"], learner = BUILDERS[impl](algo, params)
-    # RSS just before fit (the learner's modules imported): the issue's
+    # RSS just before fit (the learner's modules imported): the target's
     # "memory added by the fit" is the peak after it minus this
     out["rss_before_fit_mb"] = _protocol.current_rss_mb()
     if learner is None:

@@ -17,8 +17,7 @@ import time
 import warnings
 
 from benchmarks.workers import _protocol
-from benchmarks.workers.classification import (build_ours, knn_accuracy, load_dataset,
-                                                split_scaled)
+from benchmarks.workers.classification import build_ours, knn_accuracy, load_dataset, split_scaled
 
 WARM_FITS = 5
 

@@ -16,31 +16,22 @@ with ``bounds`` on squared distances (the paper: u = 1, l = 10; "default": the
 random_state=split)`` with its default random constraints and bounds.  Only
 ``fit`` is timed; peak RSS (``ru_maxrss``) after fit.
 
-The data file: ``$PENBASED_PATH``, else ``/work/shared/data/penbased.dat``,
-else ``<repo>/../shared/data/penbased.dat``.
+The data file: ``penbased.dat`` in the directory ``--data-dir`` of
+``bench_penbased.py`` names (the environment variable ``BENCH_DATA_DIR``),
+by default ``<repo>/../shared/data``.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-from pathlib import Path
 
 from benchmarks.workers import _protocol
 
-REPO = Path(__file__).resolve().parents[2]
-CANDIDATES = ("/work/shared/data/penbased.dat",
-              str(REPO.parent / "shared" / "data" / "penbased.dat"))
-
 
 def data_path() -> str:
-    """The first existing candidate path of ``penbased.dat``."""
-    for path in (os.environ.get("PENBASED_PATH"), *CANDIDATES):
-        if path and os.path.exists(path):
-            return path
-    raise FileNotFoundError("penbased.dat not found; set PENBASED_PATH "
-                            f"(looked in {', '.join(CANDIDATES)})")
+    """The path of ``penbased.dat`` (:func:`benchmarks.workers._protocol.data_file`)."""
+    return _protocol.data_file("penbased.dat")
 
 
 def load_penbased(path: str | None = None):
@@ -108,7 +99,7 @@ def run(job: dict) -> dict:
             n_active_end=int(est.n_active_),
             n_active_peak=int(max(h["n_active"]) if h["n_active"] else 0),
             n_violated_end=int(est.n_violated_),
-            max_violation=float(est.max_violation_),
+            max_violation=float(est.violation_),
             bounds=[float(b) for b in est.bounds_],
             oracle_time_mean=float(np.mean(h["oracle_time"])),
             oracle_time_total=float(np.sum(h["oracle_time"])),

@@ -45,8 +45,6 @@ def all_triangle_violation(X):
 
 
 def run(job) -> dict:
-    import numpy as np
-
     from benchmarks.cc_instances import load_power_grid, wang_instance
     from metric_estimators import CorrelationClustering
 

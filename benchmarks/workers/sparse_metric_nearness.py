@@ -119,7 +119,7 @@ def probe(D, n_sources: int, threshold: float) -> dict:
     from scipy import sparse
 
     from metric_estimators._kernels.sparse_graph import bounded_violated_cycles
-    from metric_estimators.solvers.oracles import _SparseGraph
+    from metric_estimators.solvers.oracles.sparse import _SparseGraph
 
     U = sparse.triu(D, k=1).tocoo()
     g = _SparseGraph(D.shape[0], U.row, U.col, search="bounded")

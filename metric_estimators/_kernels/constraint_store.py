@@ -3,10 +3,9 @@
 The active set is stored in the CSR form of
 :mod:`metric_estimators._kernels.edges`; a 64-bit hash per constraint (its
 edge and ordered path) keeps it free of duplicates
-(:func:`constraint_hashes`, :func:`build_hash_table`, :func:`filter_new`;
-kept up to date across calls by :func:`table_insert_new` and
-:func:`table_delete`), and :func:`compact_constraints` /
-:func:`compact_in_place` drop the forgotten ones.
+(:func:`constraint_hashes`, kept in an open-addressing table by
+:func:`table_insert_new` and :func:`table_delete`), and
+:func:`compact_in_place` drops the forgotten ones.
 """
 
 import numpy as np
@@ -14,11 +13,8 @@ from numba import njit
 
 __all__ = [
     "all_triangles",
-    "build_hash_table",
-    "compact_constraints",
     "compact_in_place",
     "constraint_hashes",
-    "filter_new",
     "table_delete",
     "table_insert_new",
 ]
@@ -42,96 +38,12 @@ def constraint_hashes(cons_edge, ptr, path):
 
 
 @njit(cache=True, nogil=True)
-def build_hash_table(hashes):
-    """Open-addressing table (power-of-two size >= 2 len) holding ``hashes``."""
-    size = 16
-    while size < 2 * hashes.shape[0] + 1:
-        size *= 2
-    table = np.zeros(size, dtype=np.uint64)
-    mask = np.uint64(size - 1)
-    for c in range(hashes.shape[0]):
-        h = hashes[c]
-        slot = h & mask
-        while table[slot] != np.uint64(0) and table[slot] != h:
-            slot = (slot + np.uint64(1)) & mask
-        table[slot] = h
-    return table
-
-
-@njit(cache=True, nogil=True)
-def filter_new(table, hashes):
-    """Boolean mask of the ``hashes`` not in ``table`` (first occurrence only)."""
-    size = table.shape[0]
-    mask = np.uint64(size - 1)
-    keep = np.zeros(hashes.shape[0], dtype=np.bool_)
-    for c in range(hashes.shape[0]):
-        h = hashes[c]
-        slot = h & mask
-        found = False
-        while table[slot] != np.uint64(0):
-            if table[slot] == h:
-                found = True
-                break
-            slot = (slot + np.uint64(1)) & mask
-        keep[c] = not found
-    # duplicates within the new batch itself
-    seen = build_hash_table(hashes[keep])
-    # (a new batch rarely holds duplicates: one path per edge)
-    ssize = seen.shape[0]
-    smask = np.uint64(ssize - 1)
-    used = np.zeros(ssize, dtype=np.bool_)
-    for c in range(hashes.shape[0]):
-        if not keep[c]:
-            continue
-        h = hashes[c]
-        slot = h & smask
-        while seen[slot] != h:
-            slot = (slot + np.uint64(1)) & smask
-        if used[slot]:
-            keep[c] = False
-        else:
-            used[slot] = True
-    return keep
-
-
-@njit(cache=True, nogil=True)
-def compact_constraints(cons_edge, ptr, path, z, hashes, keep):
-    """Keep the constraints with ``keep[c]`` (the forget step), in order."""
-    k = 0
-    plen = 0
-    for c in range(cons_edge.shape[0]):
-        if keep[c]:
-            k += 1
-            plen += ptr[c + 1] - ptr[c]
-    ce = np.empty(k, dtype=np.int64)
-    pt = np.empty(k + 1, dtype=np.int64)
-    pa = np.empty(plen, dtype=np.int32)
-    zz = np.empty(k, dtype=np.float64)
-    hh = np.empty(k, dtype=np.uint64)
-    pt[0] = 0
-    q = 0
-    p = 0
-    for c in range(cons_edge.shape[0]):
-        if keep[c]:
-            ce[q] = cons_edge[c]
-            zz[q] = z[c]
-            hh[q] = hashes[c]
-            for r in range(ptr[c], ptr[c + 1]):
-                pa[p] = path[r]
-                p += 1
-            q += 1
-            pt[q] = p
-    return ce, pt, pa, zz, hh
-
-
-@njit(cache=True, nogil=True)
 def table_insert_new(table, hashes):
     """Insert the ``hashes`` not yet in ``table``; return the mask of those inserted.
 
     ``table`` is an open-addressing (linear probing) set of non-zero 64-bit
     hashes with room for every new one (at most half full afterwards);
-    within the batch only the first occurrence of a hash is inserted, as
-    :func:`filter_new` keeps it.
+    within the batch only the first occurrence of a hash is inserted.
     """
     mask = np.uint64(table.shape[0] - 1)
     keep = np.zeros(hashes.shape[0], dtype=np.bool_)
@@ -190,7 +102,12 @@ def table_delete(table, hashes, keep):
 
 @njit(cache=True, nogil=True)
 def compact_in_place(cons_edge, ptr, path, z, hashes, keep):
-    """:func:`compact_constraints` into the same buffers; returns ``(k, plen)``."""
+    """Keep the constraints with ``keep[c]`` (the forget step), in order.
+
+    Compacts ``cons_edge``, ``ptr``, ``path``, ``z`` and ``hashes`` into
+    their own first entries; returns ``(k, plen)``, the numbers of
+    constraints and path entries kept.
+    """
     q = 0
     p = 0
     for c in range(keep.shape[0]):

@@ -1,4 +1,4 @@
-"""numba kernels on sparse signed graphs: bounded shortest paths, pivoting, local moves.
+"""numba kernels on sparse graphs: bounded shortest-path searches and the ball pivot.
 
 The graph is a symmetric CSR pattern ``(indptr, indices, eid)`` (``eid[k]``
 the edge id of stored entry ``k``) over the edges ``rows[e] < cols[e]``, as in
@@ -16,18 +16,15 @@ the edge id of stored entry ``k``) over the edges ``rows[e] < cols[e]``, as in
   edges (a point satisfying every cycle inequality).
 * :func:`ball_pivot` -- LP-KwikCluster (Ailon, Charikar & Newman, J. ACM
   2008) on the shortest-path completion of ``x``: the pivot's ball.
-* :func:`sparse_one_element_moves` -- Elsner & Schudy's best one-element
-  moves with the gains summed over the stored edges only.
-* :func:`sparse_cost` -- the clustering cost over the stored edges.
+
+The local moves and the clustering cost on sparse signed graphs are in
+:mod:`metric_estimators._kernels.correlation_clustering`.
 """
 
 import numpy as np
 from numba import njit
 
-from .correlation_clustering import cluster_sizes_and_free_ids, move_node
-
-__all__ = ["ball_pivot", "bounded_violated_cycles", "graph_closure",
-           "sparse_cost", "sparse_one_element_moves"]
+__all__ = ["ball_pivot", "bounded_violated_cycles", "graph_closure"]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -396,59 +393,3 @@ def ball_pivot(x, indptr, indices, eid, order, probabilistic, seed):
             dist[touched[i]] = np.inf
         k += 1
     return labels
-
-
-@njit(cache=True, nogil=True)
-def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
-    """Best one-element moves over the stored edges; ``labels`` in place.
-
-    As :func:`~metric_estimators._kernels.correlation_clustering.best_one_element_moves`
-    with ``S[c] = sum_{j in N(i), label_j = c} A_ij`` over the neighbours
-    only (a cluster without a neighbour of ``i`` has ``S = 0``, like a new
-    singleton): a move to the neighbouring cluster with the largest ``S``,
-    or to a new singleton, when it lowers the cost by more than ``eps``.
-    ``O(m)`` per sweep.  Returns the sweeps run.
-    """
-    n = labels.shape[0]
-    count, free, nfree = cluster_sizes_and_free_ids(labels)
-    S = np.zeros(n)
-    sweeps = 0
-    for sweep in range(max_sweeps):
-        sweeps = sweep + 1
-        moved = False
-        for i in range(n):
-            for k in range(indptr[i], indptr[i + 1]):
-                S[labels[indices[k]]] += data[k]
-            a = labels[i]
-            best = S[a]
-            target = a
-            for k in range(indptr[i], indptr[i + 1]):
-                c = labels[indices[k]]
-                if S[c] > best + eps:
-                    best = S[c]
-                    target = c
-            if count[a] > 1 and 0.0 > best + eps and nfree > 0:
-                nfree -= 1
-                target = free[nfree]
-            for k in range(indptr[i], indptr[i + 1]):
-                S[labels[indices[k]]] = 0.0
-            S[a] = 0.0
-            nfree, did_move = move_node(i, a, target, labels, count, free, nfree)
-            moved = moved or did_move
-        if not moved:
-            break
-    return sweeps
-
-
-@njit(cache=True, nogil=True)
-def sparse_cost(rows, cols, a, labels):
-    """``sum a_e [split] over a_e > 0`` plus ``sum |a_e| [together] over a_e < 0``."""
-    cost = 0.0
-    for e in range(a.shape[0]):
-        same = labels[rows[e]] == labels[cols[e]]
-        if a[e] > 0.0:
-            if not same:
-                cost += a[e]
-        elif same:
-            cost -= a[e]
-    return cost

@@ -22,8 +22,10 @@ Both moves never raise the cost of a clustering of the signed graph ``A``
 import numpy as np
 from scipy import sparse
 
-from .._kernels.correlation_clustering import best_one_element_moves
-from .._kernels.sparse_graph import sparse_one_element_moves
+from .._kernels.correlation_clustering import (
+    best_one_element_moves,
+    sparse_one_element_moves,
+)
 
 __all__ = ["local_search", "merge_clusters"]
 

@@ -1,4 +1,4 @@
-"""The W-weighted regularised correlation-clustering LP (no scikit-learn here).
+"""The W-weighted regularised correlation-clustering LP.
 
 The LP relaxation of weighted correlation clustering (Charikar, Guruswami &
 Wirth 2005) on a signed graph ``A`` (``w_e = |A_e|``, ``d_e = 0`` where
@@ -30,7 +30,8 @@ LP is unchanged by this choice; the QP is exactly the one written above.
 
 For large ``gamma`` the regularised solution solves the LP (exact
 regularisation, Mangasarian 1984), but Hildreth started at ``f = -gamma``
-needs ``O(gamma)`` passes to unwind the pair duals: :meth:`solve` runs a
+needs ``O(gamma)`` passes to unwind the pair duals: the driver
+:func:`metric_estimators.solvers.continuation.solve_continuation` runs a
 continuation ``gamma_k = 1, 10, 100, ..., gamma``, each stage warm-started
 from the previous duals scaled by the gamma ratio (:meth:`rescale_gamma`).
 """
@@ -38,30 +39,12 @@ from the previous duals scaled by the gamma ratio (:meth:`rescale_gamma`).
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from .._kernels.cc_weighted import project_pairs_w, project_pairs_w_subset
+from .._kernels.cc_pair_projections import project_pairs_w, project_pairs_w_subset
 from .._kernels.edges import edges_to_matrix
 from .._kernels.shortest_paths import apsp
 
-__all__ = ["WeightedCorrelationLP", "gamma_stages", "metric_closure",
-           "solve_continuation"]
-
-#: relative QP gap at which a continuation stage before the last one stops
-INTERMEDIATE_GAP_TOL = 1e-4
-
-
-def gamma_stages(gamma):
-    """Continuation stages ``1, 10, 100, ..., gamma`` (``[gamma]`` if ``gamma <= 10``)."""
-    gamma = float(gamma)
-    if gamma <= 10.0:
-        return [gamma]
-    stages = []
-    g = 1.0
-    while g < gamma:
-        stages.append(g)
-        g *= 10.0
-    stages.append(gamma)
-    return stages
-
+__all__ = ["WeightedCorrelationLP", "dense_clustering_cost",
+           "dense_pivot_rounding", "metric_closure"]
 
 def metric_closure(x, n):
     """Shortest-path closure of ``clip(x, 0, 1)``: the largest metric below it.
@@ -87,13 +70,16 @@ class WeightedCorrelationLP:
         Signed weights of the pairs ``i < j`` (edge vector).
     gamma : float
         Regularisation parameter of the first stage.
-    active : CycleConstraints
-        Empty active set; its iterate and inverse weights are set here.
+    active_factory : callable
+        ``active_factory(x, winv)`` returns the empty active set (e.g.
+        :class:`~metric_estimators.solvers.active_sets.CycleConstraints`)
+        on the iterate ``x`` with inverse weights ``winv``; stored as
+        ``active``.
 
     Attributes
     ----------
-    x, f, zA, zB : ndarray of shape (m,)
-        Iterate and pair duals (``zA`` of ``x - f <= d``, ``zB`` of
+    x, f, z_above, z_below : ndarray of shape (m,)
+        Iterate and pair duals (``z_above`` of ``x - f <= d``, ``z_below`` of
         ``d - x <= f``), in the units of the projection.
     w, d, winv : ndarray of shape (m,)
         LP weights, targets (= regulariser centre) and ``1 / r``.
@@ -112,8 +98,8 @@ class WeightedCorrelationLP:
         self.gamma = float(gamma)
         self.x = self.d.copy()
         self.f = np.where(self.fpos, -self.gamma, 0.0)
-        self.zA = np.zeros(a.size)
-        self.zB = np.zeros(a.size)
+        self.z_above = np.zeros(a.size)
+        self.z_below = np.zeros(a.size)
         self.active = active_factory(self.x, self.winv)
         self._touched = np.empty(0, dtype=np.int64)
         self._full_next = True
@@ -135,21 +121,24 @@ class WeightedCorrelationLP:
                         + np.sum(self.w[fp] * self.f[fp] ** 2))
                      / (2.0 * self.gamma))
 
-    def _atz(self):
-        # G^T z on x and on f (triangles and pairs)
+    def _dual_combination(self):
+        """``G^T z``: the constraint rows weighted by their duals, on x and on f.
+
+        Triangles (or cycles) and pairs; returns ``(dual_x, dual_f)``.
+        """
         m = self.x.size
         act = self.active
-        ux = self.zA - self.zB
+        dual_x = self.z_above - self.z_below
         if len(act) and act.triangles:
-            ux = (ux + np.bincount(act.edge, act.z, minlength=m)
-                  - np.bincount(act.path[0::2], act.z, minlength=m)
-                  - np.bincount(act.path[1::2], act.z, minlength=m))
+            dual_x = (dual_x + np.bincount(act.edge, act.z, minlength=m)
+                      - np.bincount(act.path[0::2], act.z, minlength=m)
+                      - np.bincount(act.path[1::2], act.z, minlength=m))
         elif len(act):
             # cycle constraints with paths of any length (sparse graphs)
             zp = np.repeat(act.z, np.diff(act.ptr))
-            ux = (ux + np.bincount(act.edge, act.z, minlength=m)
-                  - np.bincount(act.path, zp, minlength=m))
-        return ux, -(self.zA + self.zB)
+            dual_x = (dual_x + np.bincount(act.edge, act.z, minlength=m)
+                      - np.bincount(act.path, zp, minlength=m))
+        return dual_x, -(self.z_above + self.z_below)
 
     def dual_gap(self):
         """Return ``(P, g)``: the QP value at ``(x, f)`` and the dual value.
@@ -159,7 +148,7 @@ class WeightedCorrelationLP:
         ``g = (z^T (G v0 - h) - 1/2 |G^T z|^2_{R^-1}) / gamma - gamma/2 sum w``.
         """
         gam = self.gamma
-        ux, uf = self._atz()
+        dual_x, dual_f = self._dual_combination()
         act = self.active
         tri = 0.0
         if len(act) and act.triangles:
@@ -171,10 +160,10 @@ class WeightedCorrelationLP:
             dp = np.add.reduceat(d[act.path], act.ptr[:-1]) if act.path.size \
                 else np.zeros(len(act))
             tri = float(np.sum(act.z * (d[act.edge] - dp)))
-        lin = tri + gam * float(np.sum(self.zA + self.zB))
+        lin = tri + gam * float(np.sum(self.z_above + self.z_below))
         fp = self.fpos
-        quad = float(np.sum(ux ** 2 * self.winv)
-                     + np.sum(uf[fp] ** 2 / self.w[fp]))
+        quad = float(np.sum(dual_x ** 2 * self.winv)
+                     + np.sum(dual_f[fp] ** 2 / self.w[fp]))
         g = (lin - 0.5 * quad) / gam - 0.5 * gam * float(np.sum(self.w))
         return self.qp_objective(), g
 
@@ -187,16 +176,17 @@ class WeightedCorrelationLP:
         in [0, 4].  ``G^T z`` is computed from the duals themselves, so the
         bound holds whatever the accuracy of the solve.
         """
-        ux, uf = self._atz()
+        dual_x, dual_f = self._dual_combination()
         fp = self.fpos
-        hz = float(np.sum(self.d * (self.zA - self.zB)))
+        bound_dot_duals = float(np.sum(self.d * (self.z_above - self.z_below)))
         gam = self.gamma
         w = self.w[fp]
-        uf = uf[fp]
+        dual_f = dual_f[fp]
 
         def bound(t):
-            return (-t * hz / gam + np.minimum(t * ux / gam, 0).sum()
-                    + np.minimum(w + t * uf / gam, 0).sum())
+            return (-t * bound_dot_duals / gam
+                    + np.minimum(t * dual_x / gam, 0).sum()
+                    + np.minimum(w + t * dual_f / gam, 0).sum())
 
         r = minimize_scalar(lambda t: -bound(t), bounds=(0.0, 4.0),
                             method="bounded", options={"xatol": 1e-10})
@@ -209,22 +199,25 @@ class WeightedCorrelationLP:
         primal-dual relation ``v = v0 - R^-1 G^T z``, ``v0 = (d, -gamma_new)``.
         """
         t = gamma_new / self.gamma
-        self.zA *= t
-        self.zB *= t
+        self.z_above *= t
+        self.z_below *= t
         self.active.z *= t
         self.gamma = float(gamma_new)
-        ux, uf = self._atz()
-        self.x[:] = self.d - self.winv * ux
+        dual_x, dual_f = self._dual_combination()
+        self.x[:] = self.d - self.winv * dual_x
         self.f[:] = np.where(self.fpos, -self.gamma
-                             - uf / np.where(self.fpos, self.w, 1.0), 0.0)
+                             - dual_f / np.where(self.fpos, self.w, 1.0), 0.0)
 
     # -- pieces for the driver ---------------------------------------------
-    def settle_pairs(self, tol, max_passes=50):
-        """Passes over the pair constraints alone (before any triangle)."""
-        for _ in range(max_passes):
-            if project_pairs_w(self.x, self.f, self.d, self.w, self.zA,
-                               self.zB) <= tol:
-                break
+    def pair_pass(self):
+        """One Hildreth pass over the pair constraints alone; returns its residual.
+
+        The continuation
+        (:func:`metric_estimators.solvers.continuation.solve_continuation`)
+        repeats it before each stage, before any triangle is known.
+        """
+        return project_pairs_w(self.x, self.f, self.d, self.w, self.z_above,
+                               self.z_below)
 
     def fixed_pass(self, x):
         """Hildreth pass over the pair constraints, the driver's fixed pass.
@@ -246,9 +239,10 @@ class WeightedCorrelationLP:
                 self._touched = np.flatnonzero(mask)
             else:
                 self._touched = np.empty(0, dtype=np.int64)
-            return project_pairs_w(x, self.f, self.d, self.w, self.zA, self.zB)
-        return project_pairs_w_subset(x, self.f, self.d, self.w, self.zA,
-                                      self.zB, self._touched)
+            return project_pairs_w(x, self.f, self.d, self.w, self.z_above,
+                                   self.z_below)
+        return project_pairs_w_subset(x, self.f, self.d, self.w, self.z_above,
+                                      self.z_below, self._touched)
 
     def make_stop_rule(self, tol, gap_tol):
         """Veldt et al.'s rule: constraints within ``tol``, relative gap within ``gap_tol``.
@@ -276,43 +270,49 @@ class WeightedCorrelationLP:
         return stop
 
 
-def solve_continuation(problem, oracle, driver, *, gamma, tol, gap_tol,
-                       max_iter, max_passes, report=None, extra_row=None,
-                       min_passes=5):
-    """Solve ``problem`` at ``gamma`` through the stages of :func:`gamma_stages`.
+def dense_clustering_cost(A, labels):
+    """Cost of ``labels`` on the dense signed graph ``A`` (each pair ``i < j`` once).
 
-    ``driver`` is :func:`metric_estimators.solvers.bregman.bregman_project_forget`;
-    every stage runs it with the gap rule (:meth:`WeightedCorrelationLP.make_stop_rule`;
-    the stages before the last only warm-start the next one and stop at a
-    relative gap of ``max(gap_tol, INTERMEDIATE_GAP_TOL)``)
-    and the pair pass as the fixed pass, on the remaining oracle-call budget,
-    with at least ``min_passes`` passes after an oracle call that added more
-    than 5 % of the active set (``max_passes`` otherwise; the sparse path,
-    whose oracle calls cost many passes, asks for ``max_passes`` always).
-    Returns ``(results, stages)``: one driver result per stage run.
+    The weight of every positive pair split plus ``|A_ij|`` of every negative
+    pair placed together; the dense twin of
+    :func:`~metric_estimators._problems.sparse_correlation_clustering.sparse_clustering_cost`.
     """
-    results = []
-    stages = gamma_stages(gamma)
-    used = 0
-    for k, g in enumerate(stages):
-        if k:
-            problem.rescale_gamma(g)
-        problem.settle_pairs(tol / 10.0)
-        if report is not None and len(stages) > 1:
-            report.phase(f"stage {k + 1}/{len(stages)}: gamma {g:.3g}")
-        res = driver(
-            problem.active, oracle, objective=problem.lp_objective, tol=tol,
-            max_iter=max(max_iter - used, 1),
-            max_passes=max_passes, pass_budget=0.0,
-            min_passes=min(min_passes, max_passes), settle_fraction=0.05,
-            fixed_pass=problem.fixed_pass, add_threshold=tol / 10.0,
-            report=report, stop_rule=problem.make_stop_rule(
-                tol, gap_tol if k == len(stages) - 1
-                else max(gap_tol, INTERMEDIATE_GAP_TOL)),
-            pass_tol=tol / 100.0, extra_row=extra_row,
-        )
-        used += res.n_iter
-        results.append(res)
-        if used >= max_iter and k < len(stages) - 1:
-            break
-    return results, stages
+    A = np.asarray(A, dtype=np.float64)
+    labels = np.asarray(labels)
+    iu = np.triu_indices(A.shape[0], 1)
+    a = A[iu]
+    same = labels[iu[0]] == labels[iu[1]]
+    return float(np.sum(np.where(a > 0, a * ~same, -a * same)))
+
+
+def dense_pivot_rounding(X, rng, rounding="probabilistic"):
+    """LP-KwikCluster (Ailon, Charikar & Newman 2008) on a dense LP solution ``X``.
+
+    Pivots are taken in the random order ``rng.permutation(n)``; an
+    unclustered ``j`` joins pivot ``p`` with probability ``1 - X[p, j]``
+    (``"probabilistic"``) or when ``X[p, j] < 1/2`` (``"threshold"``).  The
+    dense twin of
+    :func:`~metric_estimators._problems.sparse_correlation_clustering.sparse_pivot_rounding`.
+
+    Returns
+    -------
+    labels : ndarray of int64, shape (n,)
+        Cluster ids ``0, 1, ...`` in the order the pivots were taken.
+    """
+    n = X.shape[0]
+    labels = np.full(n, -1, dtype=np.int64)
+    order = rng.permutation(n)
+    k = 0
+    for p in order:
+        if labels[p] >= 0:
+            continue
+        free = np.flatnonzero(labels < 0)
+        xp = X[p, free]
+        if rounding == "threshold":
+            join = xp < 0.5
+        else:
+            join = rng.random(free.size) < 1.0 - xp
+        join[free == p] = True
+        labels[free[join]] = k
+        k += 1
+    return labels

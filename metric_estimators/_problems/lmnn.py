@@ -63,8 +63,8 @@ def impostor_budget(max_impostors, impostor_memory, X):
     """Most impostor pairs to store, from ``max_impostors`` or a memory budget.
 
     An int ``max_impostors`` is the cap itself.  ``'auto'`` divides the
-    memory budget by :data:`PAIR_BYTES`: ``impostor_memory`` bytes (an int,
-    or a string with units, see
+    memory budget by :data:`PAIR_BYTES`: ``impostor_memory`` bytes (an int;
+    the estimator parses strings with units through
     :func:`~metric_estimators._validation.parse_memory`), or for
     ``impostor_memory='auto'`` :data:`AUTO_MEMORY_FACTOR` times the memory of
     ``X`` and at least :data:`MIN_IMPOSTOR_MEMORY` bytes, so the impostor
@@ -76,14 +76,12 @@ def impostor_budget(max_impostors, impostor_memory, X):
     budget : int or None
         The memory budget in bytes (None for an int ``max_impostors``).
     """
-    from .._validation import parse_memory
-
     if not isinstance(max_impostors, str):
         return int(max_impostors), None
     if isinstance(impostor_memory, str) and impostor_memory == "auto":
         budget = max(MIN_IMPOSTOR_MEMORY, AUTO_MEMORY_FACTOR * X.nbytes)
     else:
-        budget = parse_memory(impostor_memory, "impostor_memory")
+        budget = int(impostor_memory)
     return max(1, budget // PAIR_BYTES), budget
 
 

@@ -9,9 +9,10 @@ metric learning", ICML 2007)::
 
 ITML over a given list of pairs, ProjectAndForget over every labelled pair.
 This module builds what the two have in common: the prior ``A0``
-(:func:`prior_matrix`), the bounds (:func:`default_bounds`,
-:func:`check_bounds`) and the rule for pairs of identical points
-(:func:`dissimilar_identical_mask`, :func:`identical_different_class_pairs`):
+(:func:`prior_matrix`), the default bounds (:func:`default_bounds`) and the
+rule for pairs of identical points
+(:func:`~metric_estimators._validation.dissimilar_identical_mask`,
+:func:`identical_different_class_pairs`):
 a dissimilar pair of identical points cannot be separated by any metric, so it
 is never a constraint; a similar one is always satisfied and harmless.
 """
@@ -20,11 +21,9 @@ import numpy as np
 from scipy.spatial.distance import pdist
 from sklearn.datasets import make_spd_matrix
 
-from .._validation import check_pd_matrix, dissimilar_identical_mask, plain
-from ..base import components_from_matrix
+from .._linalg import check_positive_definite, psd_factor
 
 __all__ = ["MAX_BOUND_POINTS", "prior_matrix", "default_bounds",
-           "check_bounds", "dissimilar_identical_mask",
            "identical_different_class_pairs"]
 
 #: At most this many points are used to estimate the default bounds (all
@@ -33,7 +32,12 @@ MAX_BOUND_POINTS = 1000
 
 
 def prior_matrix(prior, points, n_features, rng):
-    """Return the positive definite prior ``A0`` for ``prior`` and the data."""
+    """Return the positive definite prior ``A0`` for ``prior`` and the data.
+
+    ``prior`` is ``'identity'``, ``'random'``, ``'covariance'`` or a matrix
+    already validated by the estimator
+    (:func:`~metric_estimators._validation.check_prior`).
+    """
     if isinstance(prior, str):
         if prior == "identity":
             return np.eye(n_features)
@@ -46,14 +50,14 @@ def prior_matrix(prior, points, n_features, rng):
             )
         C = np.atleast_2d(np.cov(points, rowvar=False))
         try:
-            C = check_pd_matrix(C, "the covariance of the data")
+            C = check_positive_definite(C, "the covariance of the data")
         except ValueError as exc:
             raise ValueError(
                 f"prior='covariance' needs an invertible covariance: {exc} "
                 "Use prior='identity', or reduce the dimension first."
             ) from None
         return np.linalg.inv(C)
-    return check_pd_matrix(prior, "prior", size=n_features)
+    return prior
 
 
 def default_bounds(points, A0, rng):
@@ -64,7 +68,7 @@ def default_bounds(points, A0, rng):
     if points.shape[0] > MAX_BOUND_POINTS:
         keep = rng.choice(points.shape[0], MAX_BOUND_POINTS, replace=False)
         points = points[np.sort(keep)]
-    Z = points @ components_from_matrix(A0, name="prior").T
+    Z = points @ psd_factor(A0, name="prior").T
     D = pdist(Z, "sqeuclidean")
     D = D[D > 0]
     if D.size == 0:
@@ -74,35 +78,6 @@ def default_bounds(points, A0, rng):
         )
     low, high = np.percentile(D, [5, 95])
     return float(low), float(high)
-
-
-def check_bounds(bounds):
-    """Validate user bounds ``(low, high)`` on squared distances; return two floats.
-
-    Any array-like of two numbers is accepted, e.g. ``(1, 10)`` or
-    ``[[1, 10]]`` (metric-learn accepts the latter too).
-    """
-    try:
-        arr = np.asarray(bounds)
-    except ValueError:  # ragged
-        arr = np.asarray([], dtype=object)
-    if arr.dtype.kind not in "iuf" or arr.size != 2:
-        raise ValueError(
-            f"bounds must be two numbers (low, high), got {plain(bounds)!r}."
-        )
-    # any array-like of two numbers: (low, high), [[low, high]] (metric-learn)
-    low, high = (float(b) for b in arr.ravel())
-    if not (np.isfinite(low) and np.isfinite(high)):
-        raise ValueError(f"bounds must be finite, got {plain(bounds)!r}.")
-    if low <= 0:
-        raise ValueError(
-            f"bounds must be positive squared distances, got low={low}."
-        )
-    if low > high:
-        raise ValueError(
-            f"bounds must satisfy low <= high, got low={low} > high={high}."
-        )
-    return low, high
 
 
 def identical_different_class_pairs(X, y):

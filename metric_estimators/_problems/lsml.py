@@ -32,19 +32,18 @@ from scipy import linalg
 __all__ = ["QuadrupletResidualProblem", "check_quadruplet_weights",
            "gradient_numpy", "numpy_evaluations", "residuals_numpy"]
 
-#: CPU seconds of numba's start-up that the numpy path saves: the first
-#: calls of the cached kernels alone cost 0.30-0.49 s (numba already
-#: imported); in a fresh process that has not imported numba yet, the
-#: import and the first calls cost 3.3-3.4 s
-#: (``benchmarks/results/lsml_crossover.txt``).  The lower figure keeps the
-#: rule conservative: it switches to numba early rather than late.
+#: CPU seconds of numba's start-up that the numpy path saves: in a fresh
+#: process that has not imported numba yet, importing LSML's kernels and
+#: their first calls cost 0.36-0.38 s (``python benchmarks/bench_crossovers.py
+#: --studies lsml --threads 1`` -> ``benchmarks/results/crossovers.md``).
+#: The figure sits below that, which keeps the rule conservative: it
+#: switches to numba early rather than late.
 NUMBA_START_UP = 0.3
 #: numpy's time per evaluation (residuals and gradient) is at most about
 #: ``NUMPY_CALL + NUMPY_PER_ELEMENT * n_quadruplets * n_features ** 2``
-#: seconds: an upper envelope of the single-threaded timings of
-#: ``benchmarks/lsml_crossover.py`` (n from 80 to 10,000, d from 13 to 64;
-#: numba is faster per evaluation below about 500 quadruplets, numpy up to
-#: a few thousand, about even beyond).
+#: seconds: an upper envelope of the single-threaded timings of the same
+#: command (n from 80 to 10,000, d from 13 to 64; numba is faster per
+#: evaluation below about 500 quadruplets, the two are about even beyond).
 NUMPY_CALL = 1e-4
 NUMPY_PER_ELEMENT = 6e-10
 

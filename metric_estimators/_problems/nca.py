@@ -1,4 +1,4 @@
-"""NCA's objective and its L-BFGS solve, through scikit-learn's implementation.
+"""NCA's objective, through scikit-learn's implementation.
 
 Goldberger, J., Roweis, S., Hinton, G. and Salakhutdinov, R. (2004).
 Neighbourhood components analysis. NIPS 17.
@@ -11,31 +11,21 @@ stochastic nearest-neighbour rule in the space of ``L``::
 
 scikit-learn's :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`
 computes ``f`` and its gradient in ``O(n^2 (d + r))`` and minimises ``-f``
-with L-BFGS-B; :func:`solve_nca` runs it (same start, same solver call),
-evaluates ``f`` and its gradient by :func:`nca_loss_grad` on larger data
-(same values up to round-off, faster) and records the objective of every
-iteration.
+with L-BFGS-B.  :class:`RecordingNCA` (built by :func:`nca_model`) is that
+estimator (same start, same solver call) with ``f`` and its gradient
+evaluated by :func:`nca_loss_grad` on larger data (same values up to
+round-off, faster), remembering the last evaluation;
+:func:`metric_estimators.solvers.nca.solve_nca` runs it and records the
+objective of every iteration.
 """
-
-import os
-from contextlib import nullcontext
-from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.neighbors import NeighborhoodComponentsAnalysis
-from threadpoolctl import threadpool_limits
 
 from .._kernels.nca import softmax_weights
 
-__all__ = ["NCAResult", "nca_loss_grad", "nca_objective", "solve_nca"]
+__all__ = ["RecordingNCA", "nca_loss_grad", "nca_model", "nca_objective"]
 
-#: Between these values of ``n_samples^2 * (n_features + n_components)``,
-#: BLAS runs single-threaded: the products of an evaluation are small, and
-#: spinning BLAS threads made the fit 2-3 times slower on a busy 2-core
-#: machine (digits: 4.2 s against 10.3 s; breast_cancer: 0.54 s against
-#: 1.47 s).  Below the lower one the fit is too short to pay for
-#: threadpoolctl's first call (about 0.1 s).
-SMALL_BLAS = (5e6, 1e9)
 #: From this many samples on, evaluations use :func:`nca_loss_grad` (about
 #: 3 times faster than scikit-learn's per evaluation: digits, 1257 x 64,
 #: 0.22 s against 0.64 s, single-threaded on a busy machine); below,
@@ -82,7 +72,7 @@ def nca_loss_grad(L, X, y_idx):
     return float(p.sum()), 2.0 * (M.T @ X)
 
 
-class _RecordingNCA(NeighborhoodComponentsAnalysis):
+class RecordingNCA(NeighborhoodComponentsAnalysis):
     """scikit-learn's NCA with :func:`nca_loss_grad`, recording the objective.
 
     The initialisation, the validation and the L-BFGS-B call are
@@ -106,64 +96,15 @@ class _RecordingNCA(NeighborhoodComponentsAnalysis):
         return loss, grad
 
 
-@dataclass
-class NCAResult:
-    """Outcome of :func:`solve_nca`."""
+def nca_model(X, y_idx, *, n_components, init, max_iter, tol, random_state):
+    """A :class:`RecordingNCA` for the labels ``y_idx``, ready for the solver.
 
-    components: np.ndarray
-    n_iter: int
-    converged: bool
-    n_evals: int
-    history: dict = field(default_factory=dict)
-
-
-def solve_nca(X, y_idx, *, n_components, init, max_iter, tol, random_state,
-              report=None):
-    """Maximise NCA's objective with scikit-learn's L-BFGS-B solve.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-    y_idx : ndarray of shape (n_samples,)
-    n_components, init, max_iter, tol, random_state
-        As in scikit-learn's NeighborhoodComponentsAnalysis.
-    report : FitReport or None
-        Receives a row ``(iteration, objective)`` per iteration.
-
-    Returns
-    -------
-    NCAResult
-        ``history`` holds the per-iteration ``objective`` (``f``, to be
-        maximised) and ``time``.  ``converged`` is False when the budget
-        ``max_iter`` was used up.
+    ``n_components``, ``init``, ``max_iter``, ``tol`` and ``random_state`` are
+    as in scikit-learn's NeighborhoodComponentsAnalysis; the solve is
+    :func:`metric_estimators.solvers.nca.solve_nca`.
     """
-    history = {"objective": [], "time": []}
-    nca = _RecordingNCA(n_components=n_components, init=init,
-                        max_iter=max_iter, tol=tol, random_state=random_state,
-                        verbose=0)
-
-    def callback(transformation, n_iter):
-        last = getattr(nca, "_last_eval", None)
-        if last is not None and np.array_equal(last[0], transformation):
-            value = last[1]
-        else:  # not the last evaluated point: compute it (rare)
-            L = transformation.reshape(-1, X.shape[1])
-            value = nca_objective(L, X, y_idx)
-        history["objective"].append(value)
-        history["time"].append(report.elapsed() if report is not None else None)
-        if report is not None:
-            report.row(len(history["objective"]), value)
-
-    nca.callback = callback
-    nca._y_idx = np.ascontiguousarray(y_idx, dtype=np.int64)
-    n, d = X.shape
-    r = d if n_components is None else n_components
-    work = float(n) * n * (d + r)
-    capped = os.environ.get("OPENBLAS_NUM_THREADS") == "1"
-    small = SMALL_BLAS[0] <= work < SMALL_BLAS[1] and not capped
-    with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
-        nca.fit(X, y_idx)
-    n_iter = len(history["objective"])
-    return NCAResult(components=nca.components_, n_iter=n_iter,
-                     converged=n_iter < max_iter,
-                     n_evals=getattr(nca, "_n_evals", 0), history=history)
+    model = RecordingNCA(n_components=n_components, init=init,
+                         max_iter=max_iter, tol=tol, random_state=random_state,
+                         verbose=0)
+    model._y_idx = np.ascontiguousarray(y_idx, dtype=np.int64)
+    return model

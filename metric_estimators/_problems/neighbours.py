@@ -58,13 +58,13 @@ __all__ = ["NUMPY_MAX_SAMPLES", "knn_edges", "knn_indices", "nearest",
 #: :func:`metric_estimators._problems.lmnn.lmnn_kernels`) and SCML's
 #: (:class:`metric_estimators._problems.scml.TripletHingeProblem`).  The one
 #: threshold of all three.  A fresh process pays numba's start-up (importing
-#: numba and loading the cached kernels) only above it: 0.7-0.9 s of CPU
+#: numba and loading the cached kernels) only above it: 0.5-1.2 s of CPU
 #: for LMNN's kernels, against which a warm LMNN fit with the numpy kernels
-#: costs more than with numba's by 0.02 s on wine (178 points), 0.11 s on
-#: 250 x 20 points, 0.34 s on 500 x 20, 0.41 s on breast cancer (569),
-#: 0.81 s on 1000 x 20 and 5.1 s on digits (1797 x 64) (one thread;
-#: ``benchmarks/lmnn_numpy_threshold.py`` ->
-#: ``benchmarks/results/numpy_threshold.txt``).  A single fit in a fresh
+#: costs more than with numba's by 0.02 s on wine (178 points), 0.13 s on
+#: 250 x 20 points, 0.16 s on 500 x 20, 0.21 s on breast cancer (569),
+#: 0.39 s on 1000 x 20 and 2.4 s on digits (1797 x 64) (one thread;
+#: ``python benchmarks/bench_crossovers.py --studies lmnn --threads 1`` ->
+#: ``benchmarks/results/crossovers.md``).  A single fit in a fresh
 #: process breaks even near 1000 points, but a process that fits many
 #: problems (a grid search, cross-validation) pays numba's start-up once and
 #: the numpy surcharge on every fit; 300 points keeps that surcharge near

@@ -1,4 +1,4 @@
-"""Correlation clustering on a sparse signed graph: the edge LP's pieces (no scikit-learn here).
+"""Correlation clustering on a sparse signed graph: the edge LP's pieces.
 
 On a sparse signed graph (stored entries are edges with signed weights
 ``a_e``, absent entries mean "no information") the LP relaxation of
@@ -29,11 +29,9 @@ only within balls (pivot rounding); the local search
 import numpy as np
 from scipy import sparse
 
-from .._kernels.sparse_graph import (
-    ball_pivot,
-    sparse_cost,
-)
-from .._validation import check_symmetric_matrix
+from .._kernels.correlation_clustering import sparse_cost
+from .._kernels.sparse_graph import ball_pivot
+from .edges import sparse_edges
 
 __all__ = ["SparseSignedGraph", "sparse_clustering_cost",
            "sparse_pivot_rounding"]
@@ -44,12 +42,11 @@ class SparseSignedGraph:
 
     Parameters
     ----------
-    A : sparse matrix of shape (n, n)
-        Symmetric (values and pattern), finite, no stored diagonal entry
-        other than zero is allowed, and no explicit stored zero (a stored
-        entry is an edge and needs a non-zero weight).
-    name : str, default="A"
-        Name in the error messages.
+    M : scipy.sparse.csr_matrix of shape (n, n)
+        Validated by the estimator
+        (:func:`~metric_estimators._validation.check_sparse_signed_graph`):
+        symmetric (values and pattern), finite, no self-loop and no explicit
+        stored zero (a stored entry is an edge and needs a non-zero weight).
 
     Attributes
     ----------
@@ -62,27 +59,10 @@ class SparseSignedGraph:
         Signed weight of each edge.
     """
 
-    def __init__(self, A, name="A"):
-        M = check_symmetric_matrix(A, name, accept_sparse=True,
-                                   zero_diagonal=True)
-        zero = M.data == 0
-        if np.any(zero):
-            C = M.tocoo()
-            k = int(np.flatnonzero(C.data == 0)[0])
-            raise ValueError(
-                f"{name} has an explicit stored zero at ({C.row[k]}, "
-                f"{C.col[k]}) ({int(zero.sum())} stored zeros in all): in a "
-                f"sparse signed graph a stored entry is an edge and needs a "
-                f"non-zero weight, an absent entry means no information. "
-                f"Drop stored zeros with {name}.eliminate_zeros().")
+    def __init__(self, M):
         self.n = int(M.shape[0])
         self.csr = M
-        U = sparse.triu(M, k=1).tocoo()
-        rows = U.row.astype(np.int64)
-        cols = U.col.astype(np.int64)
-        order = np.lexsort((cols, rows))
-        self.rows, self.cols = rows[order], cols[order]
-        self.a = np.asarray(U.data, dtype=np.float64)[order]
+        self.rows, self.cols, self.a = sparse_edges(M)
 
     def edge_matrix(self, values):
         """Symmetric CSR matrix on the graph's pattern holding ``values`` per edge.

@@ -1,127 +1,22 @@
-"""numba kernels for the W-weighted regularised correlation-clustering LP.
+"""numba kernels: an exact triangle oracle that touches only short edges.
 
-Veldt, Gleich, Wirth & Saunderson ("Metric-constrained optimization for graph
-clustering algorithms", SIAM J. Math. Data Sci. 2019) solve the LP relaxation
-``min sum_e w_e f_e  s.t. x metric, f_e >= |x_e - d_e|`` through the
-quadratically regularised problem ::
-
-    minimise  w^T f + 1/(2 gamma) (x^T W x + f^T W f),   W = diag(w)
-
-i.e. the W-weighted L2 projection of ``(x, f) = (0, -gamma)`` onto the
-feasible set.  Hildreth's method on a constraint ``a^T v <= b`` moves
-``v <- v - theta W^-1 a`` with ``theta = (a^T v - b) / (a^T W^-1 a)``
-corrected by the dual (:func:`~metric_estimators._kernels.bregman.hildreth_correction`).
-
-* :func:`project_pairs_w` -- the pair constraints ``x_e - f_e <= d_e`` and
-  ``d_e - x_e <= f_e``: ``x_e`` and ``f_e`` carry the same weight ``w_e``,
-  so the primal step is ``s / 2`` whatever the weight; the duals (stored in
-  the QP's own units) are ``w_e`` times the step.
-* :func:`project_triangles_w` -- triangle constraints ``x_e - x_f - x_g <= 0``
-  under per-variable inverse weights ``winv`` (as ``project_paths_l2``, for
-  paths of two edges, without the CSR pointer).
-* :func:`short_edge_graph` and :func:`short_edge_triangles` -- an exact
-  triangle oracle that touches only *short* edges: a triangle ``(i, k, j)``
-  violated by more than ``thr`` has ``x_ik + x_kj < x_ij - thr <= xmax -
-  thr``, so both of its other edges are shorter than ``xmax - thr - xmin``.
-  Correlation-clustering iterates are close to 1 on almost every pair of a
-  sparse signed graph, so the short edges form a sparse graph and the
-  oracle costs ``sum_i sum_{k in S(i)} |{j in S(k): x_ik + x_kj < bound}|``
-  instead of ``n^3``.  It returns, for every pair ``i < j`` violated by more
-  than ``thr``, its most violated triangle (as the dense min-plus oracle).
+A triangle ``(i, k, j)`` violated by more than ``thr`` has ``x_ik + x_kj <
+x_ij - thr <= xmax - thr``, so both of its other edges are shorter than
+``xmax - thr - xmin``.  Correlation-clustering iterates are close to 1 on
+almost every pair of a sparse signed graph, so the short edges form a sparse
+graph (:func:`short_edge_graph`) and the oracle
+(:func:`short_edge_triangles`) costs
+``sum_i sum_{k in S(i)} |{j in S(k): x_ik + x_kj < bound}|`` instead of
+``n^3``.  It returns, for every pair ``i < j`` violated by more than ``thr``,
+its most violated triangle (as the dense min-plus oracle).
 """
 
 import numpy as np
 from numba import njit, prange
 
-from .bregman import hildreth_correction
 from .edges import edge_id
 
-__all__ = ["project_pairs_w", "project_pairs_w_subset", "project_triangles_w",
-           "short_edge_graph", "short_edge_triangles"]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pair_step(x, f, d, w, zA, zB, e):
-    resid = 0.0
-    we = w[e]
-    if we <= 0.0:
-        return 0.0
-    # x_e - f_e <= d_e ; a^T W^-1 a = 2 / w_e ; theta = s w_e / 2
-    s = x[e] - f[e] - d[e]
-    zc = zA[e]
-    r = abs(s) if zc > 0.0 else max(s, 0.0)
-    if r > resid:
-        resid = r
-    step, zA[e] = hildreth_correction(zc, -0.5 * s * we)
-    # step = -theta (clamped); v <- v + step W^-1 a with a = (1, -1)
-    dx = step / we
-    x[e] += dx
-    f[e] -= dx
-    # d_e - x_e - f_e <= 0 ; a = (-1, -1)
-    s = d[e] - x[e] - f[e]
-    zc = zB[e]
-    r = abs(s) if zc > 0.0 else max(s, 0.0)
-    if r > resid:
-        resid = r
-    step, zB[e] = hildreth_correction(zc, -0.5 * s * we)
-    dx = step / we
-    x[e] -= dx
-    f[e] -= dx
-    return resid
-
-
-@njit(cache=True, nogil=True)
-def project_pairs_w(x, f, d, w, zA, zB):
-    """Hildreth pass over the pair constraints of every pair with ``w > 0``.
-
-    All arrays have one entry per pair (edge id); pairs of zero weight have
-    no pair constraint (their ``f`` is unused).  Returns the largest
-    complementary-slackness residual (in the units of ``x``).
-    """
-    resid = 0.0
-    for e in range(x.shape[0]):
-        r = _pair_step(x, f, d, w, zA, zB, e)
-        if r > resid:
-            resid = r
-    return resid
-
-
-@njit(cache=True, nogil=True)
-def project_pairs_w_subset(x, f, d, w, zA, zB, edges):
-    """:func:`project_pairs_w` restricted to the pairs ``edges``."""
-    resid = 0.0
-    for q in range(edges.shape[0]):
-        r = _pair_step(x, f, d, w, zA, zB, edges[q])
-        if r > resid:
-            resid = r
-    return resid
-
-
-@njit(cache=True, nogil=True)
-def project_triangles_w(x, winv, cons_edge, path, z, start, stop):
-    """Hildreth pass over triangles ``x_e - x_f - x_g <= 0`` (W-weighted).
-
-    ``theta = (x_e - x_f - x_g) / (winv_e + winv_f + winv_g)``, clamped by
-    the dual; ``x_e`` moves by ``-theta winv_e``, the two others by
-    ``+theta winv``.  Returns the complementary-slackness residual.
-    """
-    resid = 0.0
-    for c in range(start, stop):
-        e = cons_edge[c]
-        fe = path[2 * c]
-        ge = path[2 * c + 1]
-        we, wf, wg = winv[e], winv[fe], winv[ge]
-        s = x[e] - x[fe] - x[ge]
-        zc = z[c]
-        r = abs(s) if zc > 0.0 else max(s, 0.0)
-        if r > resid:
-            resid = r
-        step, z[c] = hildreth_correction(zc, -s / (we + wf + wg))
-        if step != 0.0:
-            x[e] += step * we
-            x[fe] -= step * wf
-            x[ge] -= step * wg
-    return resid
+__all__ = ["short_edge_graph", "short_edge_triangles"]
 
 
 @njit(cache=True, nogil=True)
@@ -279,20 +174,6 @@ def _long_pairs(x, n, li, lj, thr, ptr, nbr, val, apex, viol_out):
         viol_out[q] = best if arg >= 0 else 0.0
 
 
-@njit(cache=True, nogil=True)
-def _pair_index(n, m):
-    # (i, j) of every edge id
-    li = np.empty(m, dtype=np.int32)
-    lj = np.empty(m, dtype=np.int32)
-    e = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            li[e] = i
-            lj[e] = j
-            e += 1
-    return li, lj
-
-
 def short_edge_triangles(x, n, thr, level=None):
     """Most violated triangle of every pair violated by more than ``thr``.
 
@@ -312,7 +193,6 @@ def short_edge_triangles(x, n, thr, level=None):
     if n < 3:
         return (np.empty(0, np.int64), np.zeros(1, np.int64),
                 np.empty(0, np.int32), 0.0, 0)
-    m = x.size
     xmax = float(x.max())
     if float(x.min()) < 0.0:
         # as the dense oracle: the search runs on max(x, 0) (negative

@@ -1,0 +1,70 @@
+"""The metric nearness problem on edge vectors: objective and positivity.
+
+Brickell, Dhillon, Sra & Tropp (SIAM J. Matrix Anal. Appl. 2008)::
+
+    minimise    sum_e w_e (x_e - d_e)^2          (or the generalised KL
+    subject to  x_uv <= sum_{f in P} x_f          divergence, unweighted)
+
+over the edges of a complete graph (:func:`~metric_estimators._problems.edges.edge_vector`)
+or of a sparse graph (:func:`~metric_estimators._problems.edges.sparse_edges`), for every path ``P`` from ``u``
+to ``v``.  The cycle inequalities are the active set's
+(:class:`~metric_estimators.solvers.active_sets.CycleConstraints`); this
+module holds the objective and the projection onto ``x >= 0``
+(:class:`NearnessObjective`) that the driver
+:func:`metric_estimators.solvers.bregman.bregman_project_forget` runs as its
+fixed pass.
+"""
+
+import numpy as np
+
+from .._kernels.cycle_projections import project_nonnegative
+
+__all__ = ["NearnessObjective", "kl_divergence"]
+
+
+def kl_divergence(x, d):
+    """Generalised KL divergence ``sum x log(x / d) - x + d`` (``x, d > 0``)."""
+    return float(np.sum(x * np.log(x / d) - x + d))
+
+
+class NearnessObjective:
+    """The objective of metric nearness at ``d`` with weights ``we``.
+
+    Parameters
+    ----------
+    d : ndarray of shape (m,)
+        The dissimilarities, an edge vector.
+    we : ndarray of shape (m,)
+        Positive weights of the edges.
+    kl : bool
+        The generalised KL divergence (unweighted) instead of the weighted
+        squared L2 distance.
+
+    Attributes
+    ----------
+    winv : ndarray of shape (m,)
+        ``1 / we``, the inverse weights of the Bregman projections.
+    """
+
+    def __init__(self, d, we, kl):
+        self.d = d
+        self.we = we
+        self.kl = kl
+        self.winv = 1.0 / we
+        self._z_nonneg = np.zeros(d.size)
+
+    def __call__(self, x):
+        """The objective at the edge vector ``x``."""
+        if self.kl:
+            return kl_divergence(x, self.d)
+        return float(np.sum(self.we * (x - self.d) ** 2))
+
+    def nonnegative_pass(self, x):
+        """Hildreth pass (in place) over ``x >= 0``; returns its residual.
+
+        ``x >= 0`` is implied by the triangle inequalities of a complete
+        graph, but Hildreth's iterates can dip below 0, and the
+        shortest-path oracles (which need non-negative lengths) would not
+        see why; projecting onto ``x >= 0`` too keeps them honest.
+        """
+        return project_nonnegative(x, self.winv, self._z_nonneg)
