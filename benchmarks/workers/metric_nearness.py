@@ -127,11 +127,11 @@ def solve_ours(D, method: str, tol: float) -> tuple:
     MetricNearness(divergence=divergence, triangles_per_edge=per_edge).fit(
         instance("normal", 20, 1))  # load numba's cache
     start = time.perf_counter()
+    extra = {"max_passes": APEX_MAX_PASSES} if method == "ours_apexes" else {}
     with warnings.catch_warnings(record=True):
         est = MetricNearness(tol=tol, max_iter=MAX_ITER, oracle=oracle,
                              triangles_per_edge=per_edge,
-                             max_passes=APEX_MAX_PASSES if per_edge != 1 else 50,
-                             divergence=divergence).fit(D)
+                             divergence=divergence, **extra).fit(D)
     out = {"fit_time": time.perf_counter() - start, "fit_peak_rss_gb": _gb()}
     out.update(objective=est.objective_, n_iter=est.n_iter_, n_active=est.n_active_,
                converged=bool(est.converged_), violation=est.violation_,
