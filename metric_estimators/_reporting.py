@@ -19,6 +19,10 @@ scikit-learn's :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`::
   fit prints a handful of lines and a long one a line a second at most;
   ``verbose >= 2`` prints every row.
 
+* a fit that must compile numba kernels first (a cache miss) says so in
+  one line, ``compiling numba kernels for <Estimator> (once per
+  installation)``, or in a ``logging`` record when silent
+  (:meth:`FitReport.compiling`, called by :mod:`metric_estimators._compilation`);
 * long phases report from inside with :meth:`FitReport.progress`, printed
   at most once per ``interval`` seconds;
 * with ``progress_bar`` (the estimator's choice; ``"auto"`` means: in a
@@ -41,6 +45,8 @@ import time
 import warnings
 
 from sklearn.exceptions import ConvergenceWarning
+
+from ._compilation import NOTICE, logger, register_fit
 
 __all__ = ["Column", "FitReport", "convergence_warning", "make_progress_bar"]
 
@@ -165,6 +171,8 @@ class FitReport:
         self.progress_bar = progress_bar
         self._bar = None
         self._bar_done = False
+        self._compile_announced = False
+        register_fit(self)
 
     # -- plumbing ------------------------------------------------------------
     def elapsed(self):
@@ -190,6 +198,22 @@ class FitReport:
         if self.verbose:
             self._print(f"{text:<56} ({self.elapsed():.2f} s)")
             self._last_progress = self.elapsed()
+
+    def compiling(self):
+        """Say once that numba kernels are being compiled (a cache miss).
+
+        Called by :mod:`metric_estimators._compilation` when a kernel starts
+        compiling during this fit: a phase line with ``verbose >= 1``, else a
+        ``logging`` record (logger ``"metric_estimators"``, INFO).
+        """
+        if self._compile_announced:
+            return
+        self._compile_announced = True
+        text = NOTICE.format(name=self.name)
+        if self.verbose:
+            self.phase(text)
+        else:
+            logger.info("[%s] %s", self.name, text)
 
     def progress(self, text):
         """A phase line from inside a long phase, throttled.

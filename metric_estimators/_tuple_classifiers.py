@@ -82,10 +82,13 @@ class PairsClassifierMixin(ClassifierMixin):
         Returns
         -------
         y_pred : ndarray of shape (n_pairs,), values in {-1, +1}
-            +1 where ``pair_distance(pairs) <= threshold_``.
+            +1 where ``-decision_function(pairs) <= threshold_``, i.e. where
+            ``pair_distance(pairs) <= threshold_``.
         """
         check_is_fitted(self, "threshold_")
-        distances = self.pair_distance(pairs)
+        # -decision_function is the learned distance; a subclass that
+        # overrides decision_function gets predictions on its own scores
+        distances = -self.decision_function(pairs)
         return np.where(distances <= self.threshold_, 1, -1)
 
     def score(self, pairs, y, sample_weight=None):
@@ -137,6 +140,12 @@ class PairsClassifierMixin(ClassifierMixin):
         Returns
         -------
         self
+
+        Raises
+        ------
+        NotFittedError
+            If the learner is not fitted (the threshold applies to its
+            learned distance).
         """
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
             raise ValueError(
@@ -144,6 +153,7 @@ class PairsClassifierMixin(ClassifierMixin):
             )
         if not np.isfinite(threshold):
             raise ValueError(f"threshold must be finite, got {float(threshold)}.")
+        check_is_fitted(self, "components_")
         self.threshold_ = float(threshold)
         return self
 
@@ -152,7 +162,9 @@ class PairsClassifierMixin(ClassifierMixin):
                             y_valid=None):
         """Choose ``threshold_`` (a distance) on labelled pairs.
 
-        Every distinct distance of ``pairs`` is a candidate cut (plus
+        Every distinct distance ``-decision_function`` of ``pairs`` (the
+        learned distance, or the negated scores of a subclass that
+        overrides :meth:`decision_function`) is a candidate cut (plus
         "predict everything dissimilar"); the threshold is set halfway
         between the chosen distance and the next larger one, so that
         predictions on these pairs are exactly those of the chosen cut.
@@ -185,7 +197,7 @@ class PairsClassifierMixin(ClassifierMixin):
         check_is_fitted(self, "components_")
         check_calibration_params(strategy=strategy, min_rate=min_rate,
                                  beta=beta)
-        distances = self.pair_distance(pairs)
+        distances = -self.decision_function(pairs)
         y = validate_pair_labels(y, distances.shape[0])
         order = np.argsort(distances, kind="stable")
         s = distances[order]

@@ -187,13 +187,14 @@ class ClassLabels(NamedTuple):
     counts: np.ndarray
 
 
-def validate_labelled_points(estimator, X, y, *, single_sample_reason=None):
+def validate_labelled_points(estimator, X, y, *, single_sample_reason=None,
+                             min_classes=2, minus_one_note=False):
     """Validate points and class labels for a learner fitted on ``(X, y)``.
 
     The fit prelude of every learner that draws its supervision from class
     labels: ``X`` and ``y`` go through :func:`validate_points` (at least 2
     samples), ``y`` must hold class labels (scikit-learn's
-    ``check_classification_targets``) of at least 2 classes.
+    ``check_classification_targets``) of at least ``min_classes`` classes.
 
     Parameters
     ----------
@@ -204,6 +205,13 @@ def validate_labelled_points(estimator, X, y, *, single_sample_reason=None):
     single_sample_reason : str or None, default=None
         When given, a class of at least 2 samples is also required, and the
         error when every class has a single sample ends with this reason.
+    min_classes : {1, 2}, default=2
+        Fewest classes ``y`` must hold.
+    minus_one_note : bool, default=False
+        For the learners whose metric-learn counterpart draws its
+        constraints with ``Constraints(y)``, where -1 means "unknown": warn
+        when ``y`` holds -1 besides at least two other classes (partial
+        labels, as ported code passes them), since -1 is a class here.
 
     Returns
     -------
@@ -216,15 +224,25 @@ def validate_labelled_points(estimator, X, y, *, single_sample_reason=None):
                            ensure_min_samples=2)
     check_classification_targets(y)
     labels = ClassLabels(*np.unique(y, return_inverse=True, return_counts=True))
-    if labels.classes.size < 2:
+    if labels.classes.size < min_classes:
         raise ValueError(
-            f"{type(estimator).__name__} needs samples of at least 2 classes "
-            f"in y; got {labels.classes.size} class."
+            f"{type(estimator).__name__} needs samples of at least "
+            f"{min_classes} classes in y; got {labels.classes.size} class."
         )
     if single_sample_reason is not None and labels.counts.max() < 2:
         raise ValueError(
             f"Every class has a single sample: {single_sample_reason}."
         )
+    if (minus_one_note and labels.classes.dtype.kind in "iuf"
+            and labels.classes.size >= 3 and np.any(labels.classes == -1)):
+        name = type(estimator).__name__
+        warnings.warn(
+            f"{name}: y holds the label -1 besides {labels.classes.size - 1} "
+            "other classes. Here -1 is a class like any other; metric-learn's "
+            f"{name} reads it as 'unknown' (no constraints).  For partial "
+            "labels, draw the constraints with Constraints(y), where -1 is "
+            "unknown, and fit the learner of pairs (triplets, quadruplets, "
+            "chunks) on them.", UserWarning, stacklevel=4)
     return X, y, labels
 
 

@@ -69,7 +69,9 @@ class MahalanobisDistance:
     """
 
     def __init__(self, components):
-        self.components = np.array(components, dtype=np.float64, copy=True)
+        # a 1-D map of a one-feature model, [l], is the 1 x 1 matrix [[l]]
+        self.components = np.atleast_2d(
+            np.array(components, dtype=np.float64, copy=True))
 
     def __call__(self, u, v, squared=False):
         """Distance between the vectors ``u`` and ``v`` (or its square).
@@ -77,7 +79,9 @@ class MahalanobisDistance:
         Parameters
         ----------
         u, v : array-like of shape (n_features,)
-            Two points; plain numbers for a one-feature model.
+            Two points; plain numbers for a one-feature model.  Extra axes of
+            length 1 are dropped (a row of shape (1, n_features) is a
+            point); several points are a ``ValueError``.
         squared : bool, default=False
             Return the squared distance.
 
@@ -93,19 +97,23 @@ class MahalanobisDistance:
 
     def _vector(self, u, name):
         u = np.asarray(u, dtype=np.float64)
+        shape = u.shape
+        # one vector, possibly with extra axes of length 1 (a row (1, d),
+        # [[x]] for one feature), as metric-learn's metric accepts
+        u = u.reshape(-1) if u.ndim > 1 and u.size == max(shape) else u
         if u.ndim == 0:
             u = u.reshape(1)
         d = self.components.shape[1]
         if u.ndim != 1:
             raise ValueError(
-                f"metric expects 1-D vectors ({name} has shape {u.shape}), "
+                f"metric expects one vector ({name} has shape {shape}), "
                 "as scipy's distances do; for many points use "
                 "pair_distance, or transform and then a Euclidean distance."
             )
         if u.shape[0] != d:
             raise ValueError(
-                f"metric expects vectors with {d} features, {name} has "
-                f"{u.shape[0]}."
+                f"metric expects one vector of {d} features, {name} has "
+                f"{u.shape[0]} values (shape {shape})."
             )
         return u
 
@@ -230,13 +238,14 @@ class BaseMetricLearner(DocLinkMixin, BaseEstimator):
         return apply_preprocessor(fn, arr, name)
 
     def score_pairs(self, pairs):
-        """Deprecated alias of :meth:`pair_score` (as in metric-learn 0.7).
+        """Deprecated: the learned distance of each pair (:meth:`pair_distance`).
 
         .. deprecated:: 0.1
-            As in metric-learn 0.7, ``score_pairs`` returns
-            :meth:`pair_score` (a similarity, minus the learned distance)
-            with a FutureWarning; metric-learn releases before 0.7 returned
-            distances.  Use :meth:`pair_score` or :meth:`pair_distance`.
+            ``score_pairs`` returns :meth:`pair_distance`, the learned
+            **distance** (smaller is more similar), with a FutureWarning,
+            exactly as metric-learn 0.7.0's deprecated ``score_pairs`` does.
+            Use :meth:`pair_distance`, or :meth:`pair_score` for a similarity
+            (``-pair_distance``, higher is more similar).
 
         Parameters
         ----------
@@ -245,17 +254,17 @@ class BaseMetricLearner(DocLinkMixin, BaseEstimator):
 
         Returns
         -------
-        scores : ndarray of shape (n_pairs,)
+        distances : ndarray of shape (n_pairs,)
         """
         warnings.warn(
-            "score_pairs is deprecated, as in metric-learn 0.7: use "
-            "pair_score (similarity, higher is more similar) or pair_distance "
-            "(the learned distance).", FutureWarning, stacklevel=2)
-        return self.pair_score(pairs)
+            "score_pairs is deprecated, as in metric-learn 0.7: it returns "
+            "the learned distance (pair_distance); use pair_distance, or "
+            "pair_score for a similarity (higher is more similar).",
+            FutureWarning, stacklevel=2)
+        return self.pair_distance(pairs)
 
 
-class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                       BaseMetricLearner):
+class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, BaseMetricLearner):
     """Methods shared by every learner of a linear map ``L`` (``components_``).
 
     Provides ``transform``, ``get_mahalanobis_matrix``, ``get_metric``,
@@ -264,12 +273,32 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     a :class:`BaseMetricLearner` (hence a scikit-learn ``BaseEstimator``), so
     ``class MyLearner(MahalanobisMixin)`` is a complete estimator base.
 
+    ``transform`` maps points, whatever the learner was fitted on, but the
+    mixin is not a scikit-learn :class:`~sklearn.base.TransformerMixin` (as
+    in metric-learn): a learner fitted on points adds it
+    (``class MyLearner(MahalanobisMixin, TransformerMixin)``) and gets
+    ``fit_transform`` and ``set_output`` (which then applies to this
+    ``transform``); a learner fitted on pairs, triplets or quadruplets does
+    not, since ``fit_transform(pairs, y)`` cannot mean anything and code
+    that treats transformers specially (a Pipeline, ``isinstance(est,
+    TransformerMixin)``) must not hand it tuples to transform.
+
     Parameters
     ----------
     preprocessor : array-like of shape (n_samples, n_features), callable or None, default=None
         As in :class:`BaseMetricLearner`: turns indices in pairs (and other
         tuples) into points.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        # scikit-learn's set_output wraps only a transform defined by the
+        # TransformerMixin subclass itself; give such a subclass its own
+        # reference to the transform here, before TransformerMixin's hook
+        # (later in the chain) wraps it
+        if (issubclass(cls, TransformerMixin) and "transform" not in cls.__dict__
+                and getattr(cls, "transform", None) is MahalanobisMixin.transform):
+            cls.transform = MahalanobisMixin.transform
+        super().__init_subclass__(**kwargs)
 
     @property
     def _n_features_out(self):
@@ -310,8 +339,10 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
         The callable ``metric(u, v, squared=False)`` takes two 1-D arrays of
         ``n_features`` values (plain numbers for a one-feature model) and
-        returns ``||L (u - v)||`` (or its square); 2-D input is a
-        ``ValueError``, as for scipy's distances.  It is independent of the
+        returns ``||L (u - v)||`` (or its square).  As metric-learn's, it
+        takes a vector with extra axes of length 1 (a row ``(1,
+        n_features)``, ``[[x]]``); several points are a ``ValueError``, as
+        for scipy's distances.  It is independent of the
         estimator: refitting the estimator does not change a metric already
         returned.
 

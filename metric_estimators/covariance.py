@@ -8,7 +8,7 @@ from numbers import Real
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
 from ._reporting import FitReport
@@ -18,7 +18,7 @@ from .base import MahalanobisMixin
 __all__ = ["Covariance"]
 
 
-class Covariance(MahalanobisMixin, BaseEstimator):
+class Covariance(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """The classical Mahalanobis distance: the inverse covariance of ``X``.
 
     The learned matrix is ``M = Sigma^{-1}`` with ``Sigma`` the (unbiased)

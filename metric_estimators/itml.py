@@ -45,7 +45,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
@@ -298,7 +298,7 @@ class ITML(PairsClassifierMixin, _BaseITML):
                                                  calibration_params)
 
 
-class ITML_Supervised(_BaseITML):
+class ITML_Supervised(TransformerMixin, _BaseITML):
     """ITML with pairs drawn from class labels.
 
     Draws ``n_constraints`` same-class pairs (similar) and ``n_constraints``
@@ -381,7 +381,8 @@ class ITML_Supervised(_BaseITML):
         self._check_preprocessor()
         X = self._points(X)
         _refuse_pairs(X, y)
-        X, y, labels = validate_labelled_points(self, X, y)
+        X, y, labels = validate_labelled_points(self, X, y,
+                                                minus_one_note=True)
         n_constraints = default_n_constraints(n_constraints, labels.classes.size)
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)

@@ -9,7 +9,7 @@ import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import fill_doc
@@ -21,7 +21,7 @@ from .base import MahalanobisMixin
 __all__ = ["LFDA"]
 
 
-class LFDA(MahalanobisMixin, BaseEstimator):
+class LFDA(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """Local Fisher Discriminant Analysis: a closed-form supervised embedding.
 
     LFDA (Sugiyama, JMLR 2007) is Fisher discriminant analysis in which the

@@ -15,7 +15,7 @@ from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -47,7 +47,7 @@ __all__ = ["LMNN", "find_target_neighbors"]
 _SMALL_BLAS = 5e7
 
 
-class LMNN(MahalanobisMixin, BaseEstimator):
+class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """Large Margin Nearest Neighbor metric learning.
 
     Learns a linear map ``L`` so that each point's ``n_neighbors`` target

@@ -33,7 +33,7 @@ from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -224,7 +224,7 @@ or (n_quadruplets, 4) indices if the estimator has a ``preprocessor``
                            weights, points, rng, report)
 
 
-class LSML_Supervised(_BaseLSML):
+class LSML_Supervised(TransformerMixin, _BaseLSML):
     """LSML on quadruplets drawn from class labels.
 
     Each quadruplet joins a same-class pair ``(a, b)`` and a different-class
@@ -292,7 +292,8 @@ class LSML_Supervised(_BaseLSML):
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
         self._check_preprocessor()
-        X, y, labels = validate_labelled_points(self, self._points(X), y)
+        X, y, labels = validate_labelled_points(
+            self, self._points(X), y, minus_one_note=True)
         n_constraints = default_n_constraints(self.n_constraints, labels.classes.size)
         rng = check_random_state(self.random_state)
         a, b, c, d = positive_negative_pairs(y, n_constraints, same_length=True,

@@ -12,7 +12,7 @@ learned with ``L`` (the scale of ``L`` is free).
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.decomposition import PCA
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -27,7 +27,7 @@ from .solvers.lbfgs import lbfgs
 __all__ = ["MLKR"]
 
 
-class MLKR(MahalanobisMixin, BaseEstimator):
+class MLKR(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """Metric Learning for Kernel Regression of continuous targets.
 
     Learns ``L`` minimising the leave-one-out squared error of Gaussian-kernel

@@ -5,10 +5,11 @@ Neighbourhood components analysis. Advances in Neural Information
 Processing Systems 17, 513-520.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -25,7 +26,7 @@ __all__ = ["NCA"]
 DEFAULT_TOL = 1e-5
 
 
-class NCA(MahalanobisMixin, BaseEstimator):
+class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """Neighborhood Components Analysis: maximise leave-one-out soft k-NN accuracy.
 
     NCA (Goldberger et al., NIPS 2004) learns ``L`` maximising the expected
@@ -80,6 +81,12 @@ class NCA(MahalanobisMixin, BaseEstimator):
     memory (scikit-learn's dense formulation).  metric-learn's
     ``tol=None`` means scipy's defaults; here it means 1e-5.
 
+    With a single class, or with only single-sample classes, the objective
+    does not depend on the map: ``fit`` warns and returns the
+    initialisation (as metric-learn and scikit-learn do, without the
+    warning); ``init='auto'`` is then 'pca' or 'identity' (LDA needs a
+    class with two samples).
+
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -125,17 +132,29 @@ class NCA(MahalanobisMixin, BaseEstimator):
         """
         report = FitReport(self, [ITERATION, OBJECTIVE], verbose=self.verbose)
         self._check_preprocessor()
-        X, y, labels = validate_labelled_points(
-            self, self._points(X), y, single_sample_reason=(
-                "NCA's objective (same-class neighbours) is 0 for every map"))
+        X, y, labels = validate_labelled_points(self, self._points(X), y,
+                                                min_classes=1)
         classes, y_idx = labels.classes, labels.indices
+        init = self.init
+        if classes.size < 2 or labels.counts.max() < 2:
+            what = ("y holds a single class" if classes.size < 2 else
+                    "every class of y has a single sample")
+            warnings.warn(
+                f"NCA: {what}, so its objective is the same for every map; "
+                "components_ is the initialisation (init).  NCA needs "
+                "several classes, some with two or more samples.",
+                UserWarning, stacklevel=3)
+            if isinstance(init, str) and init == "auto":  # LDA needs classes
+                reduce = (self.n_components is not None
+                          and self.n_components < X.shape[1])
+                init = "pca" if reduce else "identity"
         if self.n_components is not None and self.n_components > X.shape[1]:
             raise ValueError(f"n_components={self.n_components} must be <= "
                              f"n_features={X.shape[1]}.")
         tol = DEFAULT_TOL if self.tol is None else self.tol
         report.phase(f"{X.shape[0]} points, {classes.size} classes")
         model = nca_model(
-            X, y_idx, n_components=self.n_components, init=self.init,
+            X, y_idx, n_components=self.n_components, init=init,
             max_iter=self.max_iter, tol=tol,
             random_state=check_random_state(self.random_state))
         result = solve_nca(model, X, y_idx, nca_objective, report=report)

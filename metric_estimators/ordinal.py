@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -42,7 +42,7 @@ __all__ = ["OMDML", "LODML", "classical_mds", "label_embedding", "ordinal_triple
 STEP = Column("Step", ".3e")
 
 
-class OMDML(MahalanobisMixin, BaseEstimator):
+class OMDML(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """Ordinal distance metric learning with MDS targets (after Yu & Li 2018).
 
     The ordered labels are embedded by classical MDS of a label
@@ -261,7 +261,7 @@ class OMDML(MahalanobisMixin, BaseEstimator):
         return r
 
 
-class LODML(MahalanobisMixin, BaseEstimator):
+class LODML(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """PSD-constrained ordinal metric learning baseline (after Li et al. 2015).
 
     Minimises a weighted pull of neighbours plus an ordinal triplet hinge

@@ -24,7 +24,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
@@ -49,7 +49,7 @@ from .solvers.oracles import LabelPairOracle
 __all__ = ["ProjectAndForget"]
 
 
-class ProjectAndForget(MahalanobisMixin, BaseEstimator):
+class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """Mahalanobis metric learning with ITML's objective over all pairs.
 
     Every same-class pair must be closer than ``low`` and every

@@ -8,7 +8,7 @@ import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -27,7 +27,7 @@ from .constraints import Constraints
 __all__ = ["RCA", "RCA_Supervised"]
 
 
-class RCA(MahalanobisMixin, BaseEstimator):
+class RCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """Relevant Component Analysis: whiten the within-chunklet covariance.
 
     RCA (Shental et al., ECCV 2002) learns from *chunklets*, small groups of
@@ -59,12 +59,12 @@ class RCA(MahalanobisMixin, BaseEstimator):
     -----
     Cost ``O(p n_features^2 + n_features^3)`` for ``p`` chunklet points.
     Rank deficiency: directions in which the points do not vary at all
-    (e.g. constant features) get weight 0 silently, there is nothing to
-    learn there.  A direction in which the points vary but no chunklet does
-    has no finite RCA weight (``C`` is singular); it gets weight 0 (the
-    pseudo-inverse) with a UserWarning that says what to do: give more or
-    larger chunklets, or reduce the dimension (``n_components`` or a PCA).
-    metric-learn 0.7.0 warns and returns NaN in that case.
+    (e.g. constant features) get weight 0, with a UserWarning: there is
+    nothing to learn there.  A direction in which the points vary but no
+    chunklet does has no finite RCA weight (``C`` is singular); it gets
+    weight 0 (the pseudo-inverse) with a UserWarning that says what to do:
+    give more or larger chunklets, or reduce the dimension (``n_components``
+    or a PCA).  metric-learn 0.7.0 warns and returns NaN in both cases.
 
     Examples
     --------
@@ -119,6 +119,15 @@ class RCA(MahalanobisMixin, BaseEstimator):
         if rank == 0:
             raise ValueError("The points are all identical: RCA has "
                              "nothing to learn from.")
+        if rank < X.shape[1]:
+            warnings.warn(
+                f"[{type(self).__name__}] the points do not vary at all in "
+                f"{X.shape[1] - rank} of {X.shape[1]} directions (e.g. constant "
+                "or linearly dependent features): RCA's weight there is "
+                "undefined and is set to 0, so transform ignores them "
+                "(metric-learn returns NaN).  Remove such features first (e.g. "
+                "sklearn.feature_selection.VarianceThreshold, or a PCA) to "
+                "avoid this.", UserWarning, stacklevel=4)
         if n_deficient:
             warnings.warn(
                 f"[{type(self).__name__}] the within-chunklet covariance is "
@@ -178,9 +187,15 @@ class RCA_Supervised(RCA):
     ----------
     n_components : int or None, default=None
         As in :class:`RCA`.
-    n_chunks : int, default=100
-        Number of chunklets.  When the classes cannot supply that many
-        disjoint chunklets, as many as they can are drawn, with a warning.
+    n_chunks : int or None, default=None
+        Number of chunklets.  None: every disjoint chunklet the classes can
+        supply (``sum_c floor(n_c / chunk_size)`` over the class sizes
+        ``n_c``), so that the within-chunklet covariance uses nearly every
+        training point.  An int larger than that supply draws as many as the
+        classes allow, with a warning.  (metric-learn 0.7.0's default is 100,
+        which raises on small data sets such as wine, and on digits leaves
+        the within-chunklet covariance singular; pass ``n_chunks=100`` to
+        draw as it does.)
     chunk_size : int, default=2
         Points per chunklet.
     preprocessor : array-like, callable or None, default=None
@@ -210,14 +225,14 @@ class RCA_Supervised(RCA):
 
     _parameter_constraints: dict = {
         **RCA._parameter_constraints,
-        "n_chunks": [Interval(Integral, 1, None, closed="left")],
+        "n_chunks": [Interval(Integral, 1, None, closed="left"), None],
         "chunk_size": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
         "num_chunks": [Interval(Integral, 1, None, closed="left"),
                        StrOptions({"deprecated"})],
     }
 
-    def __init__(self, n_components=None, n_chunks=100, chunk_size=2,
+    def __init__(self, n_components=None, n_chunks=None, chunk_size=2,
                  preprocessor=None, random_state=None, num_chunks="deprecated"):
         super().__init__(n_components=n_components, preprocessor=preprocessor)
         self.n_chunks = n_chunks
@@ -239,17 +254,19 @@ class RCA_Supervised(RCA):
         self : RCA_Supervised
         """
         report = FitReport(self, verbose=0)
-        n_chunks = renamed_parameter(self, "num_chunks", "n_chunks", 100)
+        n_chunks = renamed_parameter(self, "num_chunks", "n_chunks", None)
         self._check_preprocessor()
         X, y, (_, y_idx, counts) = validate_labelled_points(
-            self, self._points(X), y)
+            self, self._points(X), y, minus_one_note=True)
         self._n_components(X.shape[1])
         capacity = int((counts // self.chunk_size).sum())
         if capacity == 0:
             raise ValueError(f"Every class has fewer than chunk_size="
                              f"{self.chunk_size} points (e.g. a single sample): no "
                              "chunklet can be drawn. Lower chunk_size.")
-        if capacity < n_chunks:
+        if n_chunks is None:
+            n_chunks = capacity
+        elif capacity < n_chunks:
             warnings.warn(
                 f"The classes allow only {capacity} disjoint chunklets of "
                 f"chunk_size={self.chunk_size} points, fewer than n_chunks="

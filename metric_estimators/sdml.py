@@ -14,9 +14,10 @@ Differences from metric-learn 0.7.0 (same class names and parameters)
   from labels, where dissimilar pairs outweigh similar ones -- metric-learn
   warns and then fails ("There was a problem in SDML ..."; with
   scikit-learn 1.7 it fails on every input, as it passes ``cov_init`` to
-  ``graphical_lasso``).  Here ``S`` is
-  shifted by ``shift_ * I`` (the smallest shift making it PSD plus a margin
-  of 10 % of the spread of its eigenvalues, see
+  ``graphical_lasso``).  Here ``S`` is shifted by ``shift_ * I``, with a
+  warning that names the largest ``balance_param`` avoiding it (the
+  smallest shift making it PSD plus a margin of 10 % of the spread of its
+  eigenvalues, see
   :func:`metric_estimators._problems.sdml.shift_to_pd`), which is the same as
   adding ``shift_ * I`` to the prior covariance; ``shift_`` is 0 when ``S``
   is positive definite, and the problem is then exactly metric-learn's.
@@ -28,7 +29,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.covariance import graphical_lasso
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -36,7 +37,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import fill_doc
 from ._problems.logdet import prior_matrix
-from ._problems.sdml import sdml_covariance, shift_to_pd
+from ._problems.sdml import largest_pd_balance, sdml_covariance, shift_to_pd
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
 from ._tuple_classifiers import PairsClassifierMixin
 from ._validation import check_prior, validate_labelled_points
@@ -103,6 +104,8 @@ class _BaseSDML(MahalanobisMixin, BaseEstimator):
         S_pd, tau, eig = shift_to_pd(S)
         report.phase(f"{V.shape[0]} pairs; S eigenvalues in [{eig[0]:.4g}, "
                      f"{eig[-1]:.4g}], shift {tau:.4g}")
+        if tau > 0:
+            self._warn_shift(V, y, P, eig, tau)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             M, costs, n_iter = _graphical_lasso(S_pd, self, eig, tau)
@@ -136,6 +139,22 @@ class _BaseSDML(MahalanobisMixin, BaseEstimator):
         else:
             report.finish(f"converged after {self.n_iter_} iterations")
         return self
+
+
+    def _warn_shift(self, V, y, P, eig, tau):
+        limit = largest_pd_balance(V, y, P)
+        if limit < self.balance_param:
+            advice = (f"balance_param below {limit:.3g} (now "
+                      f"{self.balance_param:g})")
+        else:
+            advice = "a better conditioned prior"
+        warnings.warn(
+            f"{type(self).__name__}: S = prior covariance + balance_param * K "
+            f"is not positive definite (smallest eigenvalue {eig[0]:.3g}), so "
+            f"the SDML problem has no solution; it was solved with S + "
+            f"shift_ * I, shift_={tau:.3g} (metric-learn raises here).  Use "
+            f"{advice} to solve the problem unshifted.", UserWarning,
+            stacklevel=5)
 
 
 class SDML(PairsClassifierMixin, _BaseSDML):
@@ -174,7 +193,8 @@ class SDML(PairsClassifierMixin, _BaseSDML):
         ``L`` with ``M = L^T L``.
     shift_ : float
         The multiple of the identity added to ``S`` to make it positive
-        definite (0 when it already was); see the module docstring.
+        definite (0 when it already was, else with a warning that says which
+        ``balance_param`` avoids it); see the module docstring.
     prior_ : ndarray of shape (n_features, n_features)
         ``M0``.
     n_iter_ : int
@@ -227,7 +247,7 @@ class SDML(PairsClassifierMixin, _BaseSDML):
                                                  calibration_params)
 
 
-class SDML_Supervised(_BaseSDML):
+class SDML_Supervised(TransformerMixin, _BaseSDML):
     """SDML with pairs drawn from class labels.
 
     Draws ``n_constraints`` same-class and ``n_constraints`` different-class
@@ -282,7 +302,8 @@ class SDML_Supervised(_BaseSDML):
         report = FitReport(self, (ITERATION, OBJECTIVE, _DUAL_GAP),
                            verbose=self.verbose)
         self._check_preprocessor()
-        X, y, labels = validate_labelled_points(self, self._points(X), y)
+        X, y, labels = validate_labelled_points(
+            self, self._points(X), y, minus_one_note=True)
         n_constraints = default_n_constraints(self.n_constraints, labels.classes.size)
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)

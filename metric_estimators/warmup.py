@@ -11,14 +11,26 @@ that every kernel is compiled for the argument types that real fits use, and
 prints for each kernel module how many specialisations were compiled now and
 how many were already cached.
 
+The parallel kernels that only large problems use (the dense oracles from
+:data:`~metric_estimators._kernels.triangle_oracle.PARALLEL_MIN_NODES` nodes
+on, ProjectAndForget's pair oracle from
+:data:`~metric_estimators._kernels.pair_oracle.PARALLEL_MIN_POINTS` points)
+compile slowly and are left out by default: the first large problem
+compiles them (once).  ``--large`` compiles them too.
+
 It is worth running once after installing (or upgrading) the package, or
 numba, and before timing a first fit, starting many short processes (a grid
-search with ``n_jobs``, Dask workers) or working on a read-only installation
-whose cache directory is writable only at build time (set
-``NUMBA_CACHE_DIR`` to the same directory for both).  Running it again is
-cheap: everything then comes from the cache.
+search with ``n_jobs``, Dask workers) or building an image whose
+installation will be read-only (set ``NUMBA_CACHE_DIR`` to the same
+directory at build and at run time; without it, a read-only installation
+caches the kernels per user, see :mod:`metric_estimators._compilation`).
+Running it again is cheap: everything then comes from the cache.
+
+    python -m metric_estimators.warmup            # the kernels of small and mid-size problems
+    python -m metric_estimators.warmup --large    # and the parallel ones of large problems
 """
 
+import contextlib
 import importlib
 import pkgutil
 import sys
@@ -105,13 +117,40 @@ def _kernel_stats():
     return stats
 
 
-def warm_up(verbose=True):
+@contextlib.contextmanager
+def _parallel_from(n_nodes):
+    """Run the oracles' parallel kernels from size ``n_nodes`` on (restored after)."""
+    from ._kernels import pair_oracle, short_edge_triangles, shortest_paths, triangle_oracle
+
+    switches = [(shortest_paths, "PARALLEL_MIN_NODES"), (triangle_oracle, "PARALLEL_MIN_NODES"),
+                (short_edge_triangles, "PARALLEL_MIN_NODES"), (pair_oracle, "PARALLEL_MIN_POINTS")]
+    old = [getattr(m, name) for m, name in switches]
+    try:
+        for m, name in switches:
+            setattr(m, name, n_nodes)
+        yield
+    finally:
+        for (m, name), value in zip(switches, old):
+            setattr(m, name, value)
+
+
+def cache_location():
+    """The directory numba caches the kernels in (after the package set it up)."""
+    from . import _compilation
+    from ._kernels import edges  # noqa: F401  (sets the cache location up)
+
+    return str(_compilation._kernels_cache_path())
+
+
+def warm_up(verbose=True, large=False):
     """Call every numba kernel once so that numba's disk cache holds them all.
 
     Parameters
     ----------
     verbose : bool, default=True
         Print one line per fit and a table of kernel modules.
+    large : bool, default=False
+        Also compile the parallel kernels that only large problems use.
 
     Returns
     -------
@@ -126,11 +165,18 @@ def warm_up(verbose=True):
     with warnings.catch_warnings(), numpy_max_samples(-1):
         # the fits are deliberately short: their convergence does not matter
         warnings.simplefilter("ignore")
-        for name, fit in _fits():
+        fits = _fits()
+        if large:
+            fits += [(f"{name} (parallel kernels)", fit) for name, fit in fits
+                     if name.startswith(("MetricNearness", "CorrelationClustering",
+                                         "ProjectAndForget"))]
+        for name, fit in fits:
             t0 = time.perf_counter()
-            fit()
+            with _parallel_from(0) if name.endswith("(parallel kernels)") \
+                    else contextlib.nullcontext():
+                fit()
             if verbose:
-                print(f"  {name:<36s} {time.perf_counter() - t0:6.2f} s", flush=True)
+                print(f"  {name:<52s} {time.perf_counter() - t0:6.2f} s", flush=True)
     stats = _kernel_stats()
     if verbose:
         print(f"{'kernel module':<24s} {'from cache':>10s} {'compiled now':>13s}")
@@ -138,7 +184,7 @@ def warm_up(verbose=True):
             print(f"{name:<24s} {hits:>10d} {misses:>13d}")
         total = sum(m for _, m in stats.values())
         print(f"numba cache filled in {time.perf_counter() - start:.1f} s "
-              f"({total} specialisations compiled now).")
+              f"({total} specialisations compiled now) in {cache_location()}.")
     return stats
 
 
@@ -147,8 +193,13 @@ def main(argv=None):
     if argv and argv[0] in ("-h", "--help"):
         print(__doc__)
         return 0
+    large = "--large" in argv
+    unknown = [a for a in argv if a != "--large"]
+    if unknown:
+        print(f"unknown argument(s): {' '.join(unknown)}\n{__doc__}", file=sys.stderr)
+        return 2
     print("Compiling metric_estimators' numba kernels into the cache ...", flush=True)
-    warm_up()
+    warm_up(large=large)
     return 0
 
 

@@ -47,6 +47,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
+from tuple_adapter import ITMLOnPoints, LSMLOnPoints, MMCOnPoints, SCMLOnPoints, SDMLOnPoints
 
 from metric_estimators import (
     ITML,
@@ -243,13 +244,6 @@ class Learner:
 
 # -- why checks fail, shared by several entries -------------------------------
 
-_PAIRS_NOT_X = (
-    "scikit-learn's checks pass a 2-D matrix X; ITML fits pairs of shape "
-    "(n_pairs, 2, n_features) and takes a 2-D array for index pairs, which "
-    "need a preprocessor, so fit raises ValueError('... look like index pairs "
-    "...') (ITML_Supervised is the (X, y) face of the same learner and passes "
-    "every check)"
-)
 _NOT_SQUARE = (
     "the check passes a non-square feature matrix although the estimator is "
     "tagged pairwise; fit rejects it for its shape ('must be a square matrix') "
@@ -264,123 +258,6 @@ _EMPTY = (
     "message; the estimator says the matrix 'must be a square matrix', which "
     "is the actual problem of a (12, 0) dissimilarity matrix / graph"
 )
-
-_ITML_EXPECTED = {
-    name: _PAIRS_NOT_X
-    for name in [
-        "check_fit_score_takes_y",
-        "check_estimators_overwrite_params",
-        "check_dont_overwrite_parameters",
-        "check_estimators_fit_returns_self",
-        "check_readonly_memmap_input",
-        "check_n_features_in_after_fitting",
-        "check_positive_only_tag_during_fit",
-        "check_estimators_dtypes",
-        "check_estimators_empty_data_messages",
-        "check_pipeline_consistency",
-        "check_estimators_nan_inf",
-        "check_estimators_pickle",
-        "check_f_contiguous_array_estimator",
-        "check_classifier_data_not_an_array",
-        "check_classifiers_one_label",
-        "check_classifiers_classes",
-        "check_classifiers_train",
-        "check_classifiers_regression_target",
-        "check_supervised_y_2d",
-        "check_non_transformer_estimators_n_iter",
-        "check_transformer_data_not_an_array",
-        "check_transformer_general",
-        "check_transformer_preserve_dtypes",
-        "check_transformer_n_iter",
-        "check_methods_sample_order_invariance",
-        "check_methods_subset_invariance",
-        "check_fit2d_1sample",
-        "check_fit2d_1feature",
-        "check_dict_unchanged",
-        "check_fit_idempotent",
-        "check_fit_check_is_fitted",
-        "check_n_features_in",
-        "check_fit2d_predict1d",
-        "check_requires_y_none",
-    ]
-} | {
-    "check_complex_data": (
-        "complex pairs raise TypeError('pairs must be real'), as "
-        "tests/test_common_bad_input.py pins; the check wants ValueError"
-    ),
-    "check_dtype_object": (
-        "pairs of dtype object raise TypeError('pairs must be numeric') "
-        "(the check's 2-D X would be rejected as index pairs anyway)"
-    ),
-}
-
-
-
-def _pairs_expected(name, supervised):
-    """:data:`_ITML_EXPECTED`, worded for another pairs learner."""
-    return {check: why.replace("ITML_Supervised", supervised).replace(
-        "ITML", name) for check, why in _ITML_EXPECTED.items()}
-
-
-def _tuples_not_x(word, t):
-    return (
-        f"scikit-learn's checks pass a 2-D matrix X; the learner fits {word}s "
-        f"of shape (n_{word}s, {t}, n_features) and takes a 2-D array for "
-        f"index {word}s, which need a preprocessor, so fit raises "
-        f"ValueError('... look like index {word}s ...') (the _Supervised "
-        "variant is the (X, y) face of the same learner and passes every check)"
-    )
-
-
-def _tuple_expected(word, t, extra=()):
-    reason = _tuples_not_x(word, t)
-    out = {name: reason for name in _TUPLE_FAILING_CHECKS + list(extra)}
-    out["check_complex_data"] = (
-        f"complex {word}s raise TypeError('{word}s must be real'), as "
-        "tests/test_tuples.py pins; the check wants ValueError")
-    out["check_dtype_object"] = (
-        f"{word}s of dtype object raise TypeError('{word}s must be numeric') "
-        f"(the check's 2-D X would be rejected as index {word}s anyway)")
-    return out
-
-
-# the checks a triplet / quadruplet learner fails because X is 2-D (the
-# same list as the pairs learner ITML's)
-_TUPLE_FAILING_CHECKS = [
-    "check_classifiers_one_label",
-    "check_fit_score_takes_y",
-    "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters",
-    "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input",
-    "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit",
-    "check_estimators_dtypes",
-    "check_estimators_empty_data_messages",
-    "check_pipeline_consistency",
-    "check_estimators_nan_inf",
-    "check_estimators_pickle",
-    "check_f_contiguous_array_estimator",
-    "check_classifier_data_not_an_array",
-    "check_classifiers_classes",
-    "check_classifiers_train",
-    "check_classifiers_regression_target",
-    "check_supervised_y_2d",
-    "check_non_transformer_estimators_n_iter",
-    "check_transformer_data_not_an_array",
-    "check_transformer_general",
-    "check_transformer_preserve_dtypes",
-    "check_transformer_n_iter",
-    "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance",
-    "check_fit2d_1sample",
-    "check_fit2d_1feature",
-    "check_dict_unchanged",
-    "check_fit_idempotent",
-    "check_fit_check_is_fitted",
-    "check_n_features_in",
-    "check_fit2d_predict1d",
-]
 
 _MATRIX_EXPECTED = {
     "check_positive_only_tag_during_fit": (
@@ -431,6 +308,34 @@ _GRAPH_EXPECTED = {
     ),
 }
 
+# scikit-learn's checks run on the tuple learners (ITML, MMC, SDML, SCML,
+# LSML) through tests/tuple_adapter.py, which hands them tuples of the rows
+# of the checks' X; these four checks cannot apply to a learner of tuples
+_ON_POINTS_EXPECTED = {
+    "check_fit2d_1sample": (
+        "one row makes no tuple (a tuple joins two distinct rows), so the "
+        "learner receives no tuple and says 'pairs / triplets / quadruplets "
+        "is empty: at least one ... is required'; the check wants a message "
+        "about 1 sample or 1 class"
+    ),
+    "check_estimators_empty_data_messages": (
+        "X of shape (12, 0) gives tuples of 0 features, which the learner "
+        "rejects as 'pairs / triplets / quadruplets has 0 features'; the "
+        "check wants scikit-learn's '0 feature(s) (shape=(12, 0))' message "
+        "about a 2-D X, which the learner never sees"
+    ),
+    "check_complex_data": (
+        "complex tuples raise TypeError('... must be real'), as "
+        "tests/test_tuples.py and tests/test_common_bad_input.py pin; the "
+        "check wants ValueError"
+    ),
+    "check_dtype_object": (
+        "tuples of dtype object raise TypeError('... must be numeric'): "
+        "object (e.g. string) ids need a callable preprocessor; the check "
+        "wants a numeric object array to be converted"
+    ),
+}
+
 REGISTRY = [
     Learner("LMNN", LMNN, "supervised",
             dict(n_neighbors=3, random_state=0, max_iter=40)),
@@ -441,20 +346,27 @@ REGISTRY = [
     Learner("LMNN-sgd", LMNN, "supervised",
             dict(solver="sgd", random_state=0, max_iter=20, batch_size=16)),
     Learner("ITML", ITML, "pairs", dict(random_state=0, max_iter=200),
-            expected_failed_checks=_ITML_EXPECTED),
+            check_class=ITMLOnPoints,
+            expected_failed_checks=_ON_POINTS_EXPECTED),
     Learner("ITML_Supervised", ITML_Supervised, "supervised",
             dict(random_state=0, max_iter=200)),
     Learner("MLKR", MLKR, "supervised", dict(random_state=0, max_iter=30)),
+    # the default path solver stops at max_iter by design, without a
+    # warning; the max_iter test runs the exact solve
     Learner("MMC", MMC, "pairs", dict(random_state=0),
-            expected_failed_checks=_pairs_expected("MMC", "MMC_Supervised")),
+            iterative_params=dict(solver="exact"),
+            check_class=MMCOnPoints,
+            expected_failed_checks=_ON_POINTS_EXPECTED),
     Learner("MMC-diagonal", MMC, "pairs", dict(diagonal=True, random_state=0),
-            expected_failed_checks=_pairs_expected("MMC", "MMC_Supervised")),
+            check_class=MMCOnPoints,
+            expected_failed_checks=_ON_POINTS_EXPECTED),
     Learner("MMC_Supervised", MMC_Supervised, "supervised",
-            dict(random_state=0)),
+            dict(random_state=0), iterative_params=dict(solver="exact")),
     Learner("MMC_Supervised-diagonal", MMC_Supervised, "supervised",
             dict(diagonal=True, random_state=0)),
     Learner("SDML", SDML, "pairs", dict(random_state=0),
-            expected_failed_checks=_pairs_expected("SDML", "SDML_Supervised")),
+            check_class=SDMLOnPoints,
+            expected_failed_checks=_ON_POINTS_EXPECTED),
     Learner("SDML_Supervised", SDML_Supervised, "supervised",
             dict(random_state=0)),
     Learner("SCML_Supervised", SCML_Supervised, "supervised",
@@ -462,12 +374,13 @@ REGISTRY = [
             iterative_params=None),
     Learner("SCML", SCML, "triplets",
             dict(random_state=0, max_iter=500, output_iter=100),
-            iterative_params=None,
-            expected_failed_checks=_tuple_expected("triplet", 3)),
+            iterative_params=None, check_class=SCMLOnPoints,
+            expected_failed_checks=_ON_POINTS_EXPECTED),
     Learner("LSML_Supervised", LSML_Supervised, "supervised",
             dict(random_state=0, max_iter=100)),
     Learner("LSML", LSML, "quadruplets", dict(random_state=0, max_iter=100),
-            expected_failed_checks=_tuple_expected("quadruplet", 4)),
+            check_class=LSMLOnPoints,
+            expected_failed_checks=_ON_POINTS_EXPECTED),
     Learner("OMDML", OMDML, "supervised", {},
             iterative_params=dict(solver="lbfgs")),
     Learner("OMDML-lbfgs", OMDML, "supervised", dict(solver="lbfgs")),

@@ -85,3 +85,24 @@ def test_triangle_projection_is_the_weighted_projection():
                                    0.3 + theta / 4.0])
     assert abs(x[0] - x[1] - x[2]) < 1e-12
     assert z[0] == pytest.approx(theta)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_short_edge_oracle_serial_and_parallel_kernels_agree(monkeypatch, seed):
+    # below PARALLEL_MIN_NODES the short-edge passes run serially, from it on
+    # in parallel: the same triangles, largest violation and short graph
+    from metric_estimators._kernels import short_edge_triangles as kernels
+
+    rng = np.random.default_rng(seed)
+    n = 45
+    m = n * (n - 1) // 2
+    x = np.where(rng.random(m) < 0.15, np.round(rng.random(m), 2), 1.0)
+    x += (rng.random(m) < 0.05) * rng.random(m) * 0.5  # long pairs too
+    got = []
+    for cutoff in (n + 1, n):  # serial, then parallel
+        monkeypatch.setattr(kernels, "PARALLEL_MIN_NODES", cutoff)
+        got.append(kernels.short_edge_triangles(x, n, 1e-3)
+                   + kernels.short_edge_graph(x, n, 0.9))
+    assert got[0][0].size > 0
+    for a, b in zip(*got):
+        np.testing.assert_array_equal(a, b)

@@ -57,3 +57,27 @@ def test_warmup_calls_every_kernel_module():
     assert stats
     unused = [name for name, (hits, misses) in stats.items() if hits + misses == 0]
     assert not unused, f"kernel modules the warm-up never calls: {unused}"
+
+
+def test_warmup_rejects_unknown_arguments(capsys):
+    assert warmup.main(["--nope"]) == 2
+    assert "unknown argument(s): --nope" in capsys.readouterr().err
+
+
+def test_warmup_large_switch_is_restored():
+    # --large runs the dense oracles' fits with the parallel kernels forced on
+    from metric_estimators._kernels import (
+        pair_oracle,
+        short_edge_triangles,
+        shortest_paths,
+        triangle_oracle,
+    )
+
+    def switches():
+        return (shortest_paths.PARALLEL_MIN_NODES, triangle_oracle.PARALLEL_MIN_NODES,
+                short_edge_triangles.PARALLEL_MIN_NODES, pair_oracle.PARALLEL_MIN_POINTS)
+
+    before = switches()
+    with warmup._parallel_from(0):
+        assert switches() == (0, 0, 0, 0)
+    assert switches() == before

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from numpy.linalg import LinAlgError
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.datasets import load_iris
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils.validation import validate_data
@@ -42,7 +42,10 @@ def test_user_learner_on_the_mixin_is_a_full_estimator():
     est = DiagonalScaler()
     assert isinstance(est, BaseEstimator) and isinstance(est, BaseMetricLearner)
     tags = est.__sklearn_tags__()  # used to fail: no BaseEstimator in the MRO
-    assert tags.transformer_tags is not None
+    # as metric-learn's, the mixin gives transform but is no TransformerMixin
+    # (a learner of pairs is not a transformer); see the next test
+    assert tags.transformer_tags is None
+    assert not hasattr(est, "fit_transform")
     est.fit(X)
     np.testing.assert_allclose(est.transform(X), X / X.std(axis=0))
     assert clone(est).get_params() == {"preprocessor": None}
@@ -53,6 +56,21 @@ def test_user_learner_on_the_mixin_is_a_full_estimator():
                                est.pair_distance(X[[[0, 1]]]))
     assert callable(est2.preprocessor_)
     pickle.loads(pickle.dumps(est2))  # the array preprocessor pickles
+
+
+class DiagonalScalerTransformer(TransformerMixin, DiagonalScaler):
+    """The same learner, fitted on points, declared a transformer."""
+
+
+def test_user_learner_fitted_on_points_adds_transformer_mixin():
+    X, _ = load_iris(return_X_y=True)
+    est = DiagonalScalerTransformer()
+    assert est.__sklearn_tags__().transformer_tags is not None
+    np.testing.assert_allclose(est.fit_transform(X), X / X.std(axis=0))
+    # set_output applies to the mixin's transform
+    Z = DiagonalScalerTransformer().set_output(transform="pandas").fit(X).transform(X)
+    assert list(Z.columns) == [f"diagonalscalertransformer{i}" for i in range(4)]
+    np.testing.assert_allclose(Z.to_numpy(), X / X.std(axis=0))
 
 
 def test_callable_preprocessor_takes_string_ids():
@@ -105,8 +123,10 @@ def test_get_metric_scalars_vectors_and_2d():
     s = 1.0 / X.std()
     assert metric(0.5, 0.25) == pytest.approx(0.25 * s)
     assert metric(np.array([0.5]), [0.25], squared=True) == pytest.approx((0.25 * s) ** 2)
-    with pytest.raises(ValueError, match="1-D"):
+    with pytest.raises(ValueError, match=r"one vector.*shape \(2, 1\)"):
         metric(X[:2], X[2:4])
+    # a vector with extra axes of length 1 is one point, as in metric-learn
+    assert metric([[0.5]], [[0.25]]) == pytest.approx(0.25 * s)
     X3 = np.random.RandomState(0).randn(30, 3)
     m3 = DiagonalScaler().fit(X3).get_metric()
     with pytest.raises(ValueError, match="3 features"):
@@ -115,14 +135,14 @@ def test_get_metric_scalars_vectors_and_2d():
     assert knn.predict(X3[:2]).shape == (2,)
 
 
-def test_score_pairs_is_deprecated_alias_of_pair_score():
+def test_score_pairs_is_deprecated_alias_of_pair_distance():
     X = np.random.RandomState(0).randn(30, 3)
     est = DiagonalScaler().fit(X)
     pairs = np.stack((X[:5], X[5:10]), axis=1)
-    with pytest.warns(FutureWarning, match="pair_score"):
+    with pytest.warns(FutureWarning, match="pair_distance"):
         s = est.score_pairs(pairs)
-    np.testing.assert_array_equal(s, est.pair_score(pairs))
-    np.testing.assert_array_equal(s, -est.pair_distance(pairs))
+    np.testing.assert_array_equal(s, est.pair_distance(pairs))
+    np.testing.assert_array_equal(s, -est.pair_score(pairs))
 
 
 def test_calibrate_threshold_metric_learn_names_and_precision_beta():

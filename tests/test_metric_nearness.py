@@ -386,10 +386,13 @@ def test_active_set_dedup_and_forget():
 
 # --- triangle oracle kernel, unit-weight projection, KL divergence ----------
 
+@pytest.mark.parametrize("kernel", ["triangle_argmin", "triangle_argmin_serial"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [3, 17, 130, 301])
-def test_triangle_argmin_matches_numpy(n, dtype):
-    from metric_estimators._kernels.triangle_oracle import triangle_argmin
+def test_triangle_argmin_matches_numpy(n, dtype, kernel):
+    # the tiled parallel kernel (large n) and the serial one (small n)
+    from metric_estimators._kernels import triangle_oracle
+    triangle_argmin = getattr(triangle_oracle, kernel)
     # coarse values, so that ties occur and the first index must win
     X = np.round(random_dissimilarity(n, n), 1).astype(dtype)
     M = np.full((n, n), -1.0, dtype=dtype)
@@ -513,6 +516,24 @@ def test_kl_bad_input():
         MetricNearness(divergence="kl").fit(D, sample_weight=np.ones((6, 6)))
     with pytest.raises(ValueError, match="divergence"):
         MetricNearness(divergence="entropy").fit(D)
+
+
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_triangle_oracle_serial_and_parallel_kernels_agree(monkeypatch, precision):
+    # below PARALLEL_MIN_NODES the oracle runs serial kernels, from it on the
+    # tiled parallel ones: the same constraints and largest violation
+    from metric_estimators._kernels import triangle_oracle
+    from metric_estimators.solvers.oracles import DenseTriangleOracle
+    n = 90
+    x = matrix_to_edges(np.round(random_dissimilarity(n, 3), 1))
+    mask = np.random.default_rng(0).random(x.size) < 0.8
+    got = {}
+    for cutoff in (n + 1, n):  # serial, then parallel
+        monkeypatch.setattr(triangle_oracle, "PARALLEL_MIN_NODES", cutoff)
+        got[cutoff] = DenseTriangleOracle(n, edge_mask=mask)(x, 1e-3, precision=precision)
+    assert got[n][0].size > 0
+    for a, b in zip(got[n + 1], got[n]):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("c", [1e150, 1e-150, 3e38, 1e-40])

@@ -182,3 +182,41 @@ def test_max_violation_is_a_deprecated_name_of_violation():
     assert old == est.violation_ > 0
     with pytest.raises(AttributeError):
         ProjectAndForget().max_violation_  # unfitted: no violation_ either
+
+
+def test_pair_scan_serial_and_parallel_agree(monkeypatch):
+    # below PARALLEL_MIN_POINTS the pair oracle scans rows serially, from it
+    # on in parallel: the same hits, counts and largest violations
+    from metric_estimators._kernels import pair_oracle
+
+    rng = np.random.RandomState(0)
+    n, d, cap = 60, 3, 4
+    Z = rng.randn(n, d)
+    sq = (Z ** 2).sum(1)
+    y = rng.randint(0, 3, n)
+    # row i skips its listed partners: here j = i + 1 for even i
+    starts = np.zeros(n + 1, dtype=np.int64)
+    cols = []
+    for i in range(n):
+        if i % 2 == 0 and i + 1 < n:
+            cols.append(i + 1)
+        starts[i + 1] = len(cols)
+    cols = np.array(cols, dtype=np.int64)
+    got = []
+    for cutoff in (n + 1, n):  # serial, then parallel
+        monkeypatch.setattr(pair_oracle, "PARALLEL_MIN_POINTS", cutoff)
+        out = (np.full((n, cap), -1, np.int64), np.full((n, cap), -1, np.int64),
+               np.zeros((n, cap)), np.zeros(n, np.int64), np.zeros(n))
+        pair_oracle.scan_pair_block(Z, sq, y, 0, n, 1.0, 4.0, 0.01, starts, cols, *out)
+        got.append(out)
+    assert got[0][3].sum() > 0
+    for a, b in zip(*got):
+        np.testing.assert_array_equal(a, b)
+    # a reference for the counts: every unlisted pair i < j, by its violation
+    D = sq[:, None] + sq[None] - 2 * Z @ Z.T
+    viol = np.where(y[:, None] == y[None], (D - 1.0) / 1.0, (4.0 - D) / 4.0)
+    listed = np.zeros((n, n), bool)
+    for i in range(n):
+        listed[i, cols[starts[i]:starts[i + 1]]] = True
+    iu = np.triu(np.ones((n, n), bool), 1) & ~listed
+    np.testing.assert_array_equal(got[0][3], ((viol > 0.01) & iu).sum(1))

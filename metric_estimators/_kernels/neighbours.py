@@ -70,7 +70,8 @@ def rank_candidates(Q, R, rows, D, threshold, k):
         for j in range(n_r):
             if D[a, j] <= t:
                 _insert(dist, idx, _sqdist(Q, rows[a], R, j), j)
-        out[a] = idx
+        for q in range(k):  # element loop: see _kernels' docstring
+            out[a, q] = idx[q]
     return out
 
 
@@ -110,6 +111,7 @@ def rank_listed(Q, R, rows, candidates, exclude, k):
             j = candidates[a, t]
             if j != exclude[a]:
                 _insert(dist, idx, _sqdist(Q, rows[a], R, j), j)
-        out[a] = idx
+        for q in range(k):  # element loop: see _kernels' docstring
+            out[a, q] = idx[q]
         kth[a] = dist[k - 1]
     return out, kth

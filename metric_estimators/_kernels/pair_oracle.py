@@ -9,10 +9,72 @@ block of rows at a time (memory ``O(block * n)``).
 
 from numba import njit, prange
 
-__all__ = ["scan_pair_block"]
+__all__ = ["PARALLEL_MIN_POINTS", "scan_pair_block"]
+
+
+#: From this many points on, the rows of a block are scanned in parallel;
+#: below, serially (same results): the parallel kernel is compiled only
+#: when a problem this large comes (below it a call scans at most 125,000
+#: pairs, too little work to share between threads).
+PARALLEL_MIN_POINTS = 500
+
+
+@njit(cache=True, nogil=True)
+def _scan_row(Z, sq, y, i0, r, low, high, tol, active_row_start, active_cols,
+              keep_i, keep_j, keep_v, counts, rowmax):
+    # row r (point i = i0 + r) of scan_pair_block
+    n = Z.shape[0]
+    d = Z.shape[1]
+    cap = keep_i.shape[1]
+    i = i0 + r
+    zi = Z[i]
+    a = active_row_start[i]
+    b = active_row_start[i + 1]
+    ptr = a
+    cnt = 0
+    best = 0.0
+    for j in range(i + 1, n):
+        while ptr < b and active_cols[ptr] < j:
+            ptr += 1
+        if ptr < b and active_cols[ptr] == j:
+            continue
+        dot = 0.0
+        zj = Z[j]
+        for k in range(d):
+            dot += zi[k] * zj[k]
+        dist = sq[i] + sq[j] - 2.0 * dot
+        if y[i] == y[j]:
+            viol = (dist - low) / low
+        else:
+            viol = (high - dist) / high
+        if viol > best:
+            best = viol
+        if viol > tol:
+            slot = cnt % cap
+            keep_i[r, slot] = i
+            keep_j[r, slot] = j
+            keep_v[r, slot] = viol
+            cnt += 1
+    counts[r] = cnt
+    rowmax[r] = best
 
 
 @njit(cache=True, nogil=True, parallel=True)
+def _scan_rows_parallel(Z, sq, y, i0, i1, low, high, tol, active_row_start,
+                        active_cols, keep_i, keep_j, keep_v, counts, rowmax):
+    for r in prange(i1 - i0):
+        _scan_row(Z, sq, y, i0, r, low, high, tol, active_row_start, active_cols,
+                  keep_i, keep_j, keep_v, counts, rowmax)
+
+
+@njit(cache=True, nogil=True)
+def _scan_rows_serial(Z, sq, y, i0, i1, low, high, tol, active_row_start,
+                      active_cols, keep_i, keep_j, keep_v, counts, rowmax):
+    for r in range(i1 - i0):
+        _scan_row(Z, sq, y, i0, r, low, high, tol, active_row_start, active_cols,
+                  keep_i, keep_j, keep_v, counts, rowmax)
+
+
 def scan_pair_block(Z, sq, y, i0, i1, low, high, tol, active_row_start,
                     active_cols, keep_i, keep_j, keep_v, counts, rowmax):
     """Violated pairs ``(i, j)``, ``i0 <= i < i1``, ``i < j``.
@@ -28,40 +90,10 @@ def scan_pair_block(Z, sq, y, i0, i1, low, high, tol, active_row_start,
     Output per row ``r = i - i0`` in the preallocated ``keep_*[r, :]`` (a
     ring buffer: the last ``keep_i.shape[1]`` hits of the row; ``counts[r]`` is the total number
     of violated pairs of row ``i``, ``rowmax[r]`` the largest relative
-    violation ``delta (d - xi0) / xi0``).
+    violation ``delta (d - xi0) / xi0``).  Rows run in parallel from
+    :data:`PARALLEL_MIN_POINTS` points on; they are independent, so the
+    result is the same either way.
     """
-    n = Z.shape[0]
-    d = Z.shape[1]
-    cap = keep_i.shape[1]
-    for r in prange(i1 - i0):
-        i = i0 + r
-        zi = Z[i]
-        a = active_row_start[i]
-        b = active_row_start[i + 1]
-        ptr = a
-        cnt = 0
-        best = 0.0
-        for j in range(i + 1, n):
-            while ptr < b and active_cols[ptr] < j:
-                ptr += 1
-            if ptr < b and active_cols[ptr] == j:
-                continue
-            dot = 0.0
-            zj = Z[j]
-            for k in range(d):
-                dot += zi[k] * zj[k]
-            dist = sq[i] + sq[j] - 2.0 * dot
-            if y[i] == y[j]:
-                viol = (dist - low) / low
-            else:
-                viol = (high - dist) / high
-            if viol > best:
-                best = viol
-            if viol > tol:
-                slot = cnt % cap
-                keep_i[r, slot] = i
-                keep_j[r, slot] = j
-                keep_v[r, slot] = viol
-                cnt += 1
-        counts[r] = cnt
-        rowmax[r] = best
+    scan = _scan_rows_serial if Z.shape[0] < PARALLEL_MIN_POINTS else _scan_rows_parallel
+    scan(Z, sq, y, i0, i1, low, high, tol, active_row_start, active_cols,
+         keep_i, keep_j, keep_v, counts, rowmax)

@@ -8,7 +8,9 @@ graph (:func:`short_edge_graph`) and the oracle
 (:func:`short_edge_triangles`) costs
 ``sum_i sum_{k in S(i)} |{j in S(k): x_ik + x_kj < bound}|`` instead of
 ``n^3``.  It returns, for every pair ``i < j`` violated by more than ``thr``,
-its most violated triangle (as the dense min-plus oracle).
+its most violated triangle (as the dense min-plus oracle).  Its passes run
+in parallel from :data:`PARALLEL_MIN_NODES` nodes on, serially below (the
+same results).
 """
 
 import numpy as np
@@ -16,16 +18,17 @@ from numba import njit, prange
 
 from .edges import edge_id
 
-__all__ = ["short_edge_graph", "short_edge_triangles"]
+__all__ = ["PARALLEL_MIN_NODES", "short_edge_graph", "short_edge_triangles"]
+
+#: From this many nodes on, the short-edge oracle's passes run in parallel;
+#: below, serially (the same results): the parallel kernels are compiled
+#: only when a problem this large comes.
+PARALLEL_MIN_NODES = 256
 
 
 @njit(cache=True, nogil=True)
-def short_edge_graph(x, n, cut):
-    """Adjacency (CSR) of the edges with ``x_e < cut``, rows sorted by ``x``.
-
-    Returns ``(ptr, nbr, val)``: the neighbours ``nbr[ptr[i]:ptr[i+1]]`` of
-    node ``i`` and their ``x`` values ``val``, in increasing ``x``.
-    """
+def _short_edge_adjacency(x, n, cut):
+    # short_edge_graph before its rows are sorted
     deg = np.zeros(n + 1, dtype=np.int64)
     e = 0
     for i in range(n):
@@ -50,18 +53,44 @@ def short_edge_graph(x, n, cut):
                 val[cur[j]] = v
                 cur[j] += 1
             e += 1
-    _sort_rows(ptr, nbr, val, n)
     return ptr, nbr, val
 
 
+def short_edge_graph(x, n, cut):
+    """Adjacency (CSR) of the edges with ``x_e < cut``, rows sorted by ``x``.
+
+    Returns ``(ptr, nbr, val)``: the neighbours ``nbr[ptr[i]:ptr[i+1]]`` of
+    node ``i`` and their ``x`` values ``val``, in increasing ``x`` (stable:
+    ties in increasing node number).
+    """
+    ptr, nbr, val = _short_edge_adjacency(x, n, cut)
+    sort_rows = _sort_rows_serial if n < PARALLEL_MIN_NODES else _sort_rows_parallel
+    sort_rows(ptr, nbr, val, n)
+    return ptr, nbr, val
+
+
+@njit(cache=True, nogil=True)
+def _sort_row(ptr, nbr, val, i):
+    a, b = ptr[i], ptr[i + 1]
+    if b - a > 1:
+        order = np.argsort(val[a:b], kind="mergesort")
+        nb = nbr[a:b][order]
+        vb = val[a:b][order]
+        for q in range(b - a):  # element loop: see _kernels' docstring
+            nbr[a + q] = nb[q]
+            val[a + q] = vb[q]
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def _sort_rows(ptr, nbr, val, n):
+def _sort_rows_parallel(ptr, nbr, val, n):
     for i in prange(n):
-        a, b = ptr[i], ptr[i + 1]
-        if b - a > 1:
-            order = np.argsort(val[a:b], kind="mergesort")
-            nbr[a:b] = nbr[a:b][order]
-            val[a:b] = val[a:b][order]
+        _sort_row(ptr, nbr, val, i)
+
+
+@njit(cache=True, nogil=True)
+def _sort_rows_serial(ptr, nbr, val, n):
+    for i in range(n):
+        _sort_row(ptr, nbr, val, i)
 
 
 @njit(cache=True, nogil=True)
@@ -86,7 +115,7 @@ def _row_search(i, x, n, ptr, nbr, val, bound, level, thr, best, arg,
                 continue
             xij = x[edge_id(i, j, n)]
             if xij > level:
-                continue  # a long pair: scanned in full by _long_pairs
+                continue  # a long pair: scanned in full by _long_pair
             viol = xij - a - b
             if viol > best[j]:
                 if arg[j] < 0:
@@ -97,81 +126,113 @@ def _row_search(i, x, n, ptr, nbr, val, bound, level, thr, best, arg,
     return nt
 
 
+@njit(cache=True, nogil=True)
+def _count_chunk(x, n, ptr, nbr, val, bound, level, thr, counts, rowmax, t, nth):
+    # rows t, t + nth, ... of the count pass, with buffers of their own
+    best = np.full(n, thr)
+    arg = np.full(n, -1, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    for i in range(t, n, nth):
+        nt = _row_search(i, x, n, ptr, nbr, val, bound, level, thr, best,
+                         arg, touched)
+        mx = 0.0
+        for q in range(nt):
+            j = touched[q]
+            if best[j] > mx:
+                mx = best[j]
+            best[j] = thr
+            arg[j] = -1
+        counts[i] = nt
+        rowmax[i] = mx
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def _count_rows(x, n, ptr, nbr, val, bound, level, thr, counts, rowmax):
+def _count_rows_parallel(x, n, ptr, nbr, val, bound, level, thr, counts, rowmax):
     nth = 64
     for t in prange(nth):
-        best = np.full(n, thr)
-        arg = np.full(n, -1, dtype=np.int64)
-        touched = np.empty(n, dtype=np.int64)
-        for i in range(t, n, nth):
-            nt = _row_search(i, x, n, ptr, nbr, val, bound, level, thr, best,
-                             arg, touched)
-            mx = 0.0
-            for q in range(nt):
-                j = touched[q]
-                if best[j] > mx:
-                    mx = best[j]
-                best[j] = thr
-                arg[j] = -1
-            counts[i] = nt
-            rowmax[i] = mx
+        _count_chunk(x, n, ptr, nbr, val, bound, level, thr, counts, rowmax, t, nth)
+
+
+@njit(cache=True, nogil=True)
+def _count_rows_serial(x, n, ptr, nbr, val, bound, level, thr, counts, rowmax):
+    _count_chunk(x, n, ptr, nbr, val, bound, level, thr, counts, rowmax, 0, 1)
+
+
+@njit(cache=True, nogil=True)
+def _fill_chunk(x, n, ptr, nbr, val, bound, level, thr, offs, cons_edge, path, t, nth):
+    # rows t, t + nth, ... of the fill pass, with buffers of their own
+    best = np.full(n, thr)
+    arg = np.full(n, -1, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    for i in range(t, n, nth):
+        nt = _row_search(i, x, n, ptr, nbr, val, bound, level, thr, best,
+                         arg, touched)
+        # in increasing j (deterministic order)
+        tj = np.sort(touched[:nt])
+        o = offs[i]
+        for q in range(nt):
+            j = tj[q]
+            k = arg[j]
+            cons_edge[o + q] = edge_id(i, j, n)
+            path[2 * (o + q)] = edge_id(i, k, n)
+            path[2 * (o + q) + 1] = edge_id(k, j, n)
+        for q in range(nt):
+            j = touched[q]
+            best[j] = thr
+            arg[j] = -1
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _fill_rows(x, n, ptr, nbr, val, bound, level, thr, offs, cons_edge,
-               path):
+def _fill_rows_parallel(x, n, ptr, nbr, val, bound, level, thr, offs, cons_edge, path):
     nth = 64
     for t in prange(nth):
-        best = np.full(n, thr)
-        arg = np.full(n, -1, dtype=np.int64)
-        touched = np.empty(n, dtype=np.int64)
-        for i in range(t, n, nth):
-            nt = _row_search(i, x, n, ptr, nbr, val, bound, level, thr, best,
-                             arg, touched)
-            # in increasing j (deterministic order)
-            tj = np.sort(touched[:nt])
-            o = offs[i]
-            for q in range(nt):
-                j = tj[q]
-                k = arg[j]
-                cons_edge[o + q] = edge_id(i, j, n)
-                path[2 * (o + q)] = edge_id(i, k, n)
-                path[2 * (o + q) + 1] = edge_id(k, j, n)
-            for q in range(nt):
-                j = touched[q]
-                best[j] = thr
-                arg[j] = -1
+        _fill_chunk(x, n, ptr, nbr, val, bound, level, thr, offs, cons_edge, path, t, nth)
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _long_pairs(x, n, li, lj, thr, ptr, nbr, val, apex, viol_out):
-    # most violated apex k of each long pair ij: a violated triangle has
+@njit(cache=True, nogil=True)
+def _fill_rows_serial(x, n, ptr, nbr, val, bound, level, thr, offs, cons_edge, path):
+    _fill_chunk(x, n, ptr, nbr, val, bound, level, thr, offs, cons_edge, path, 0, 1)
+
+
+@njit(cache=True, nogil=True)
+def _long_pair(x, n, li, lj, thr, ptr, nbr, val, apex, viol_out, q):
+    # most violated apex k of the long pair q = ij: a violated triangle has
     # min(x_ik, x_kj) < (x_ij - thr) / 2, so k is a short neighbour of i or
     # of j below that value (rows sorted by value: scan a prefix)
+    i = li[q]
+    j = lj[q]
+    xij = x[edge_id(i, j, n)]
+    half = 0.5 * (xij - thr)
+    best = thr
+    arg = -1
+    for side in range(2):
+        u = i if side == 0 else j
+        o = j if side == 0 else i
+        for p in range(ptr[u], ptr[u + 1]):
+            a = val[p]
+            if a >= half:
+                break
+            k = nbr[p]
+            if k == o:
+                continue
+            v = xij - a - x[edge_id(k, o, n)]
+            if v > best:
+                best = v
+                arg = k
+    apex[q] = arg
+    viol_out[q] = best if arg >= 0 else 0.0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _long_pairs_parallel(x, n, li, lj, thr, ptr, nbr, val, apex, viol_out):
     for q in prange(li.shape[0]):
-        i = li[q]
-        j = lj[q]
-        xij = x[edge_id(i, j, n)]
-        half = 0.5 * (xij - thr)
-        best = thr
-        arg = -1
-        for side in range(2):
-            u = i if side == 0 else j
-            o = j if side == 0 else i
-            for p in range(ptr[u], ptr[u + 1]):
-                a = val[p]
-                if a >= half:
-                    break
-                k = nbr[p]
-                if k == o:
-                    continue
-                v = xij - a - x[edge_id(k, o, n)]
-                if v > best:
-                    best = v
-                    arg = k
-        apex[q] = arg
-        viol_out[q] = best if arg >= 0 else 0.0
+        _long_pair(x, n, li, lj, thr, ptr, nbr, val, apex, viol_out, q)
+
+
+@njit(cache=True, nogil=True)
+def _long_pairs_serial(x, n, li, lj, thr, ptr, nbr, val, apex, viol_out):
+    for q in range(li.shape[0]):
+        _long_pair(x, n, li, lj, thr, ptr, nbr, val, apex, viol_out, q)
 
 
 def short_edge_triangles(x, n, thr, level=None):
@@ -210,15 +271,17 @@ def short_edge_triangles(x, n, thr, level=None):
     ptr, nbr, val = short_edge_graph(x, n, cut)
     counts = np.zeros(n, dtype=np.int64)
     rowmax = np.zeros(n)
-    _count_rows(x, n, ptr, nbr, val, bound, level, thr, counts, rowmax)
+    serial = n < PARALLEL_MIN_NODES
+    count_rows = _count_rows_serial if serial else _count_rows_parallel
+    count_rows(x, n, ptr, nbr, val, bound, level, thr, counts, rowmax)
     offs = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=offs[1:])
     k = int(offs[-1])
     cons_edge = np.empty(k, dtype=np.int64)
     path = np.empty(2 * k, dtype=np.int32)
     if k:
-        _fill_rows(x, n, ptr, nbr, val, bound, level, thr, offs, cons_edge,
-                   path)
+        fill_rows = _fill_rows_serial if serial else _fill_rows_parallel
+        fill_rows(x, n, ptr, nbr, val, bound, level, thr, offs, cons_edge, path)
     maxv = float(rowmax.max())
     # long pairs: a full scan over the apex
     le = np.flatnonzero(x > level).astype(np.int64)
@@ -226,7 +289,8 @@ def short_edge_triangles(x, n, thr, level=None):
         li, lj = _edge_ends(le, n)
         apex = np.empty(le.size, dtype=np.int64)
         lv = np.empty(le.size)
-        _long_pairs(x, n, li, lj, thr, ptr, nbr, val, apex, lv)
+        long_pairs = _long_pairs_serial if serial else _long_pairs_parallel
+        long_pairs(x, n, li, lj, thr, ptr, nbr, val, apex, lv)
         hit = apex >= 0
         if hit.any():
             maxv = max(maxv, float(lv.max()))

@@ -15,9 +15,15 @@ from numba import njit, prange
 
 from .edges import csr_edge_lookup, edge_id, edge_row_offset
 
-__all__ = ["apsp", "paths_from_predecessors", "violated_paths"]
+__all__ = ["PARALLEL_MIN_NODES", "apsp", "apsp_parallel", "apsp_serial",
+           "paths_from_predecessors", "violated_paths"]
 
 _BLOCK = 128
+
+#: From this many nodes on, the parallel kernels run; below, their serial
+#: counterparts (same results), which compile in a fraction of the time: the
+#: parallel ones are compiled only when a problem this large comes.
+PARALLEL_MIN_NODES = 256
 
 
 # ---------------------------------------------------------------------------
@@ -71,7 +77,83 @@ def _fw_independent(D, i0, i1, j0, j1, k0, k1, tmp_a, tmp_b):
         D[i, j0:j1] = a
 
 
+@njit(cache=True, nogil=True)
+def _apsp_edge_block(D, kb, t, nb):
+    # task t of round kb's row and column blocks (t // 2: the block, t % 2:
+    # row or column); independent of the other tasks of the round
+    B = _BLOCK
+    n = D.shape[0]
+    bb = t // 2
+    if bb == kb:
+        return
+    k0 = kb * B
+    k1 = min(n, k0 + B)
+    b0 = bb * B
+    b1 = min(n, b0 + B)
+    tmp = np.empty(B, dtype=D.dtype)
+    if t % 2 == 0:
+        _fw_kouter(D, k0, k1, b0, b1, k0, k1, tmp)
+    else:
+        _fw_kouter(D, b0, b1, k0, k1, k0, k1, tmp)
+
+
+@njit(cache=True, nogil=True)
+def _apsp_block_row(D, kb, ib, nb):
+    # the blocks (ib, jb), jb != kb, of round kb (ib != kb); independent of
+    # the other block rows of the round
+    B = _BLOCK
+    n = D.shape[0]
+    if ib == kb:
+        return
+    k0 = kb * B
+    k1 = min(n, k0 + B)
+    i0 = ib * B
+    i1 = min(n, i0 + B)
+    ta = np.empty(B, dtype=D.dtype)
+    tb = np.empty(B, dtype=D.dtype)
+    for jb in range(nb):
+        if jb == kb:
+            continue
+        j0 = jb * B
+        j1 = min(n, j0 + B)
+        _fw_independent(D, i0, i1, j0, j1, k0, k1, ta, tb)
+
+
+@njit(cache=True, nogil=True)
+def _apsp_diagonal(D, kb):
+    B = _BLOCK
+    k0 = kb * B
+    k1 = min(D.shape[0], k0 + B)
+    tmp = np.empty(B, dtype=D.dtype)
+    _fw_kouter(D, k0, k1, k0, k1, k0, k1, tmp)
+
+
 @njit(cache=True, nogil=True, parallel=True)
+def apsp_parallel(D):
+    """:func:`apsp` with the independent blocks of each round in parallel."""
+    n = D.shape[0]
+    nb = (n + _BLOCK - 1) // _BLOCK
+    for kb in range(nb):
+        _apsp_diagonal(D, kb)
+        for t in prange(2 * nb):
+            _apsp_edge_block(D, kb, t, nb)
+        for ib in prange(nb):
+            _apsp_block_row(D, kb, ib, nb)
+
+
+@njit(cache=True, nogil=True)
+def apsp_serial(D):
+    """:func:`apsp` in one thread (the same result; compiles much faster)."""
+    n = D.shape[0]
+    nb = (n + _BLOCK - 1) // _BLOCK
+    for kb in range(nb):
+        _apsp_diagonal(D, kb)
+        for t in range(2 * nb):
+            _apsp_edge_block(D, kb, t, nb)
+        for ib in range(nb):
+            _apsp_block_row(D, kb, ib, nb)
+
+
 def apsp(D):
     """All-pairs shortest-path lengths in place (blocked Floyd-Warshall).
 
@@ -83,45 +165,16 @@ def apsp(D):
 
     The blocked order (Venkataraman, Sahni & Mukhopadhyaya 2003) keeps the
     working blocks in cache; the independent blocks of each round run in
-    parallel (the result does not depend on the number of threads).  Paths
+    parallel from :data:`PARALLEL_MIN_NODES` nodes on (the result does not
+    depend on the number of threads, nor on the cutoff).  Paths
     are recovered afterwards by :func:`violated_paths` (only for the few
     edges that need them), which keeps this kernel a pure vectorised
     min-plus update.
     """
-    n = D.shape[0]
-    B = _BLOCK
-    nb = (n + B - 1) // B
-    for kb in range(nb):
-        k0 = kb * B
-        k1 = min(n, k0 + B)
-        tmp = np.empty(B, dtype=D.dtype)
-        _fw_kouter(D, k0, k1, k0, k1, k0, k1, tmp)
-        # row and column blocks of round kb
-        for t in prange(2 * nb):
-            bb = t // 2
-            if bb == kb:
-                continue
-            b0 = bb * B
-            b1 = min(n, b0 + B)
-            tmp2 = np.empty(B, dtype=D.dtype)
-            if t % 2 == 0:
-                _fw_kouter(D, k0, k1, b0, b1, k0, k1, tmp2)
-            else:
-                _fw_kouter(D, b0, b1, k0, k1, k0, k1, tmp2)
-        # all other blocks
-        for ib in prange(nb):
-            if ib == kb:
-                continue
-            i0 = ib * B
-            i1 = min(n, i0 + B)
-            ta = np.empty(B, dtype=D.dtype)
-            tb = np.empty(B, dtype=D.dtype)
-            for jb in range(nb):
-                if jb == kb:
-                    continue
-                j0 = jb * B
-                j1 = min(n, j0 + B)
-                _fw_independent(D, i0, i1, j0, j1, k0, k1, ta, tb)
+    if D.shape[0] < PARALLEL_MIN_NODES:
+        apsp_serial(D)
+    else:
+        apsp_parallel(D)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -190,28 +243,41 @@ def _walk(X, D, u, v, n, buf, first, mark, stamp, eps):
     return 0
 
 
+@njit(cache=True, nogil=True)
+def _first_hop_row(X, D, n, threshold, edge_mask, hop1, rowmax, eps, u, nomark):
+    # For every edge u < v of row u violated by more than threshold (compared
+    # in D's precision, so that an edge that is its own shortest path has
+    # violation exactly 0), the first node of a shortest u-v path avoiding
+    # the edge; -1 for the other edges.
+    rounded = np.empty(1, dtype=D.dtype)
+    base = edge_row_offset(u, n)
+    best = 0.0
+    for v in range(u + 1, n):
+        e = base + v
+        hop1[e] = -1
+        if edge_mask[e]:
+            rounded[0] = max(X[u, v], 0.0)
+            viol = rounded[0] - D[u, v]
+            if viol > best:
+                best = viol
+            if viol > threshold:
+                hop1[e] = _next_hop(X, D, u, v, v, nomark, -1, eps)
+    rowmax[u] = best
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def _first_hops(X, D, n, threshold, edge_mask, hop1, rowmax, eps):
-    # For every edge u < v violated by more than threshold (compared in D's
-    # precision, so that an edge that is its own shortest path has violation
-    # exactly 0), the first node of a shortest u-v path avoiding the edge;
-    # -1 for the other edges.  The O(n) scans run in parallel over u.
+def _first_hops_parallel(X, D, n, threshold, edge_mask, hop1, rowmax, eps):
+    # _first_hop_row for every row; the O(n) scans run in parallel over u
     nomark = np.zeros(n, dtype=np.int64)  # read-only: no node excluded
     for u in prange(n):
-        rounded = np.empty(1, dtype=D.dtype)
-        base = edge_row_offset(u, n)
-        best = 0.0
-        for v in range(u + 1, n):
-            e = base + v
-            hop1[e] = -1
-            if edge_mask[e]:
-                rounded[0] = max(X[u, v], 0.0)
-                viol = rounded[0] - D[u, v]
-                if viol > best:
-                    best = viol
-                if viol > threshold:
-                    hop1[e] = _next_hop(X, D, u, v, v, nomark, -1, eps)
-        rowmax[u] = best
+        _first_hop_row(X, D, n, threshold, edge_mask, hop1, rowmax, eps, u, nomark)
+
+
+@njit(cache=True, nogil=True)
+def _first_hops_serial(X, D, n, threshold, edge_mask, hop1, rowmax, eps):
+    nomark = np.zeros(n, dtype=np.int64)
+    for u in range(n):
+        _first_hop_row(X, D, n, threshold, edge_mask, hop1, rowmax, eps, u, nomark)
 
 
 def violated_paths(X, D, n, threshold, edge_mask):
@@ -236,7 +302,8 @@ def violated_paths(X, D, n, threshold, edge_mask):
     hop1 = np.empty(m, dtype=np.int32)
     rowmax = np.zeros(n, dtype=np.float64)
     eps = 8.0 * float(np.finfo(D.dtype).eps)
-    _first_hops(X, D, n, threshold, edge_mask, hop1, rowmax, eps)
+    first_hops = _first_hops_serial if n < PARALLEL_MIN_NODES else _first_hops_parallel
+    first_hops(X, D, n, threshold, edge_mask, hop1, rowmax, eps)
     maxv = float(rowmax.max()) if n > 0 else 0.0
     ce, ptr, path = _collect_paths(X, D, n, threshold, hop1, eps)
     return ce, ptr, path, maxv
@@ -270,15 +337,20 @@ def _collect_paths(X, D, n, threshold, hop1, eps):
                         if c == cap:
                             cap *= 2
                             ce2 = np.empty(cap, dtype=np.int64)
-                            ce2[:c] = cons_edge[:c]
+                            # element loops, not slice copies (see the
+                            # package docstring of _kernels)
+                            for q in range(c):
+                                ce2[q] = cons_edge[q]
                             cons_edge = ce2
                             pt2 = np.zeros(cap + 1, dtype=np.int64)
-                            pt2[:c + 1] = ptr[:c + 1]
+                            for q in range(c + 1):
+                                pt2[q] = ptr[q]
                             ptr = pt2
                         while p + length > pcap:
                             pcap *= 2
                             pa2 = np.empty(pcap, dtype=np.int32)
-                            pa2[:p] = path[:p]
+                            for q in range(p):
+                                pa2[q] = path[q]
                             path = pa2
                         a = u
                         for q in range(length):

@@ -295,17 +295,20 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
                 # walk the predecessor entries back from v to s
                 if nc == ce.shape[0]:
                     ce2 = np.empty(2 * nc, dtype=np.int64)
-                    ce2[:nc] = ce
+                    for z in range(nc):  # element loops: see _kernels' docstring
+                        ce2[z] = ce[z]
                     ce = ce2
                     p2 = np.zeros(2 * nc + 1, dtype=np.int64)
-                    p2[:nc + 1] = ptr[:nc + 1]
+                    for z in range(nc + 1):
+                        p2[z] = ptr[z]
                     ptr = p2
                 a = v
                 while a != s:
                     kk = pred[a]
                     if npth == path.shape[0]:
                         q = np.empty(2 * npth, dtype=np.int32)
-                        q[:npth] = path
+                        for z in range(npth):
+                            q[z] = path[z]
                         path = q
                     path[npth] = eid[kk]
                     npth += 1

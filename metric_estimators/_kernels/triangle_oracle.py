@@ -11,7 +11,15 @@ from numba import njit, prange
 
 from .edges import edge_id, edge_row_offset
 
-__all__ = ["triangle_argmin", "violated_apexes", "violated_triangles"]
+__all__ = ["PARALLEL_MIN_NODES", "triangle_argmin", "triangle_argmin_serial",
+           "violated_apexes", "violated_triangles"]
+
+#: From this many nodes on, the tiled parallel kernels run; below, their
+#: serial counterparts (same results), which compile in a fraction of the
+#: time: the parallel ones are compiled only when a problem this large comes.
+#: Kept low (one tile of 128 columns) because the serial plain loop falls
+#: behind the tiled vectorised kernel as n grows: warm fits must not slow down.
+PARALLEL_MIN_NODES = 128
 
 _TRI_BI = 16   # rows of a tile (reuse of every loaded X[k, j0:j1])
 _TRI_BJ = 128  # columns of a tile
@@ -40,6 +48,33 @@ def _minplus_arg_tile(src, gsrc, dst, gdst, X, k, i0, i1, j0, j1):
     for ii in range(i1 - i0):
         _minplus_arg_row(src[ii], gsrc[ii], dst[ii], gdst[ii], xi[ii], xk,
                          np.int32(k), j1 - j0)
+
+
+@njit(cache=True, nogil=True)
+def triangle_argmin_serial(X, out, arg):
+    """:func:`triangle_argmin` in one plain loop, for small ``n``.
+
+    The same values and argmins (for ``i < j``): ``k`` ascends and the
+    minimum moves only on a strictly smaller sum, as in the tiled kernel;
+    only the strict upper triangle of ``out`` and ``arg`` is written.  It
+    compiles in a fraction of the tiled parallel kernel's time, which pays
+    only for large ``n`` (see :data:`PARALLEL_MIN_NODES`).
+    """
+    n = X.shape[0]
+    for i in range(n):
+        o = out[i]
+        g = arg[i]
+        for j in range(i + 1, n):
+            o[j] = np.inf
+            g[j] = 0
+        for k in range(n):
+            a = X[k, i]
+            xk = X[k]
+            for j in range(i + 1, n):
+                s = a + xk[j]
+                if s < o[j]:
+                    o[j] = s
+                    g[j] = k
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -94,32 +129,39 @@ def triangle_argmin(X, out, arg):
         arg[i0:i1, j0:j1] = GA[:i1 - i0, :L]
 
 
+@njit(cache=True, nogil=True)
+def _hop_rows(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax, t, nt):
+    # hop[e] = the apex w of the most violated triangle of edge e = uv, or -1,
+    # for the rows u = t, t + nt, ...; the violation is recomputed in float64
+    # from X (M and W may come from a float32 min-plus square).
+    for u in range(t, n, nt):
+        base = edge_row_offset(u, n)
+        best = 0.0
+        xu = X[u]
+        for v in range(u + 1, n):
+            e = base + v
+            hop[e] = -1
+            if not edge_mask[e]:
+                continue
+            viol = xu[v] - mscale * M[u, v]
+            if viol > 0.5 * threshold:
+                w = W[u, v]
+                viol = xu[v] - xu[w] - X[w, v]
+                if viol > threshold:
+                    hop[e] = w
+            if viol > best:
+                best = viol
+        rowmax[u] = best
+
+
 @njit(cache=True, nogil=True, parallel=True)
-def _triangle_hops(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax):
-    # hop[e] = the apex w of the most violated triangle of edge e = uv, or -1;
-    # the violation is recomputed in float64 from X (M and W may come from a
-    # float32 min-plus square).  Rows are dealt out cyclically over the
-    # threads (row u has n - u - 1 edges).
+def _triangle_hops_parallel(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax):
+    # _hop_rows over all rows, dealt out cyclically over the threads (row u
+    # has n - u - 1 edges); rows are independent, the result is that of the
+    # serial call _hop_rows(..., 0, 1)
     nt = 64
     for t in prange(nt):
-        for u in range(t, n, nt):
-            base = edge_row_offset(u, n)
-            best = 0.0
-            xu = X[u]
-            for v in range(u + 1, n):
-                e = base + v
-                hop[e] = -1
-                if not edge_mask[e]:
-                    continue
-                viol = xu[v] - mscale * M[u, v]
-                if viol > 0.5 * threshold:
-                    w = W[u, v]
-                    viol = xu[v] - xu[w] - X[w, v]
-                    if viol > threshold:
-                        hop[e] = w
-                if viol > best:
-                    best = viol
-            rowmax[u] = best
+        _hop_rows(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax, t, nt)
 
 
 @njit(cache=True, nogil=True)
@@ -160,10 +202,14 @@ def violated_triangles(X, Xp, M, W, n, threshold, edge_mask, mscale=1.0):
     returned triangles.
     """
     m = n * (n - 1) // 2
-    triangle_argmin(Xp, M, W)
     hop = np.empty(m, dtype=np.int32)
     rowmax = np.zeros(n)
-    _triangle_hops(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax)
+    if n < PARALLEL_MIN_NODES:
+        triangle_argmin_serial(Xp, M, W)
+        _hop_rows(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax, 0, 1)
+    else:
+        triangle_argmin(Xp, M, W)
+        _triangle_hops_parallel(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax)
     ce, ptr, path = _collect_triangles(n, hop)
     return ce, ptr, path, float(rowmax.max()) if n else 0.0
 
@@ -225,7 +271,7 @@ def _apex_counts(X, M, W, mscale, n, threshold, edge_mask, cap, rel, deep,
     # exact float64), at most cap of them (cap > 0; then cut[e] = the
     # cap-th largest violation, else -inf).  cnt[e] = 0 for the other
     # edges.  Rows are dealt out cyclically over the threads, as in
-    # _triangle_hops.
+    # _hop_rows.
     nt = 64
     for t in prange(nt):
         buf = np.empty(n, dtype=np.float64)
@@ -347,7 +393,10 @@ def violated_apexes(X, Xp, M, W, n, threshold, edge_mask, mscale=1.0,
     instead of every edge the projections pushed over its bound.
     """
     m = n * (n - 1) // 2
-    triangle_argmin(Xp, M, W)
+    if n < PARALLEL_MIN_NODES:
+        triangle_argmin_serial(Xp, M, W)
+    else:
+        triangle_argmin(Xp, M, W)
     deep = -np.inf
     if depth > 0.0:
         deep = depth * _min_plus_violation(X, M, mscale, n, edge_mask)

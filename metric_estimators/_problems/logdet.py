@@ -23,7 +23,8 @@ from sklearn.datasets import make_spd_matrix
 
 from .._linalg import check_positive_definite, psd_factor
 
-__all__ = ["MAX_BOUND_POINTS", "prior_matrix", "default_bounds",
+__all__ = ["MAX_BOUND_POINTS", "prior_matrix", "covariance_pseudo_inverse",
+           "default_bounds",
            "identical_different_class_pairs"]
 
 #: At most this many points are used to estimate the default bounds (all
@@ -58,6 +59,29 @@ def prior_matrix(prior, points, n_features, rng):
             ) from None
         return np.linalg.inv(C)
     return prior
+
+
+def covariance_pseudo_inverse(points):
+    """Return the pseudo-inverse of the covariance of ``points`` and its rank.
+
+    For learners whose start need not be positive definite (MMC's
+    ``init='covariance'``): a singular covariance gives its pseudo-inverse
+    (eigenvalues below ``n_features * eps`` times the largest count as
+    zero), which is 0 along the directions without variance.  Data without
+    any variance is a ``ValueError``.
+    """
+    if points.shape[0] < 2:
+        raise ValueError("init='covariance' needs at least 2 distinct points.")
+    C = np.atleast_2d(np.cov(points, rowvar=False))
+    w, V = np.linalg.eigh((C + C.T) / 2.0)
+    keep = w > C.shape[0] * np.finfo(float).eps * max(w[-1], 0.0)
+    if w[-1] <= 0 or not np.any(keep):
+        raise ValueError(
+            "init='covariance' needs data with some variance; every point is "
+            "the same."
+        )
+    V = V[:, keep]
+    return (V / w[keep]) @ V.T, int(np.count_nonzero(keep))
 
 
 def default_bounds(points, A0, rng):

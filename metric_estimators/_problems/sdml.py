@@ -25,8 +25,10 @@ positive definite is left as it is (``tau = 0``).
 """
 
 import numpy as np
+from scipy import linalg
 
-__all__ = ["SHIFT_MARGIN", "sdml_covariance", "shift_to_pd"]
+__all__ = ["SHIFT_MARGIN", "sdml_covariance", "shift_to_pd",
+           "largest_pd_balance"]
 
 #: smallest eigenvalue of a shifted S, relative to the spread of S's spectrum
 SHIFT_MARGIN = 0.1
@@ -56,3 +58,16 @@ def shift_to_pd(S):
         spread = max(abs(w[0]), 1.0)
     tau = float(-w[0] + SHIFT_MARGIN * spread)
     return S + tau * np.eye(S.shape[0]), tau, w
+
+
+def largest_pd_balance(V, y, P):
+    """The supremum of ``eta`` for which ``P + eta * K`` is positive definite.
+
+    ``P`` is positive definite; with ``mu`` the eigenvalues of the pencil
+    ``(K, P)``, ``P + eta K`` is positive definite exactly when ``1 + eta *
+    mu > 0`` for every ``mu``, i.e. for ``eta < -1 / min(mu)`` (infinite when
+    ``K`` is positive semidefinite).
+    """
+    K = (V.T * y.astype(np.float64)) @ V
+    mu = linalg.eigh((K + K.T) / 2.0, (P + P.T) / 2.0, eigvals_only=True)
+    return np.inf if mu[0] >= 0 else float(-1.0 / mu[0])

@@ -1,0 +1,284 @@
+"""First contact: one estimator's first fit in this fresh process, and its warm fits.
+
+Job: ``{"dataset": <case>, "impl": "ours", "params": {"cache": "empty" | "warm",
+"kernels": bool}}`` where ``<case>`` is a key of :data:`CASES` (an estimator
+on a small problem: a bundled scikit-learn data set or a small generated
+matrix / graph). ``<case>`` may also be ``"warmup"``: the process then does what ``python -m
+metric_estimators.warmup`` does and reports its CPU time (``process_cpu``)
+and the specialisations compiled (``cache_misses``). The numba cache
+directory is the runner's business
+(``NUMBA_CACHE_DIR`` in the environment); ``cache`` only labels the row.
+
+The worker times, from its own start: importing the package and making the
+data (``import_wall`` / ``import_cpu``), the first fit (``first_fit_wall`` /
+``first_fit_cpu``), then up to three more fits in the same process (fewer
+once they took 10 s; the best is ``warm_fit_wall`` / ``warm_fit_cpu``). ``process_cpu`` is the CPU time of the
+whole process (interpreter start included, every thread) at the end of the
+first fit, from ``getrusage``.  With ``kernels``, every numba compilation
+during the first fit is recorded through numba's ``numba:compile`` event: per kernel the number of
+specialisations compiled and the seconds they took, inclusive (with the
+kernels it compiled on the way) and exclusive (``kernels``), and the totals
+(``compile_s``: the sum of the exclusive times; ``cache_hits`` /
+``cache_misses`` over every dispatcher of ``metric_estimators._kernels``, also
+without ``kernels``). The recorder imports numba before the clock starts, so
+its rows' import figures are not those of a user's first contact.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+import warnings
+
+from benchmarks.workers import _protocol
+
+# ---------------------------------------------------------------- the cases
+
+
+def _scaled(loader):
+    from sklearn import datasets
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = getattr(datasets, loader)(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def _ordinal_diabetes():
+    """diabetes with its target cut into 5 ordered levels (quintiles)."""
+    import numpy as np
+
+    X, t = _scaled("load_diabetes")
+    return X, np.searchsorted(np.quantile(t, [0.2, 0.4, 0.6, 0.8]), t)
+
+
+def _noisy_distances(n=60, seed=0):
+    """Euclidean distances of ``n`` points in the plane with 20 % multiplicative noise."""
+    import numpy as np
+
+    rng = np.random.RandomState(seed)
+    P = rng.rand(n, 2)
+    D = np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1))
+    D = D * (1 + 0.2 * rng.randn(n, n))
+    D = np.abs(D + D.T) / 2
+    np.fill_diagonal(D, 0)
+    return D
+
+
+def _signed_graph(n=60, seed=0):
+    """A +-1 complete graph of 3 planted groups with 15 % of the signs flipped."""
+    import numpy as np
+
+    rng = np.random.RandomState(seed)
+    g = rng.randint(0, 3, n)
+    A = np.where(g[:, None] == g[None], 1.0, -1.0)
+    A[rng.rand(n, n) < 0.15] *= -1
+    A = np.triu(A, 1)
+    return A + A.T
+
+
+def _sparse_signed_graph(n=400, degree=8, seed=0):
+    """A sparse signed graph (about ``degree`` edges per node) of 4 planted groups,
+    10 % of the signs flipped, as a CSR matrix."""
+    import numpy as np
+    from scipy import sparse
+
+    rng = np.random.RandomState(seed)
+    g = rng.randint(0, 4, n)
+    m = n * degree // 2
+    i, j = rng.randint(0, n, (2, m))
+    keep = i != j
+    i, j = i[keep], j[keep]
+    s = np.where(g[i] == g[j], 1.0, -1.0)
+    s[rng.rand(len(s)) < 0.1] *= -1
+    A = sparse.coo_matrix((s, (i, j)), shape=(n, n)).tocsr()
+    A = sparse.triu(A, 1) + sparse.triu(A, 1).T  # duplicates summed: sign kept or 0
+    A.data = np.sign(A.data)
+    A.eliminate_zeros()
+    return A.tocsr()
+
+
+def _pairs(X, y, n_pairs=300, seed=0):
+    import numpy as np
+
+    rng = np.random.RandomState(seed)
+    i, j = rng.randint(0, len(X), (2, n_pairs))
+    keep = i != j
+    return (np.stack([X[i[keep]], X[j[keep]]], axis=1),
+            np.where(y[i[keep]] == y[j[keep]], 1, -1))
+
+
+def _case(name):
+    """``(estimator, fit arguments)`` of one case, built in this process."""
+    import metric_estimators as me
+
+    if name == "CorrelationClustering-dense":
+        return me.CorrelationClustering(random_state=0), (_signed_graph(),)
+    if name == "CorrelationClustering-sparse":
+        return me.CorrelationClustering(random_state=0), (_sparse_signed_graph(),)
+    if name == "MetricNearness":
+        return me.MetricNearness(), (_noisy_distances(),)
+    if name == "MLKR":
+        return me.MLKR(random_state=0), _scaled("load_diabetes")
+    if name == "LMNN":
+        return me.LMNN(random_state=0), _scaled("load_breast_cancer")
+    if name == "SCML_Supervised":
+        return me.SCML_Supervised(random_state=0), _scaled("load_wine")
+    if name == "LODML":
+        return me.LODML(random_state=0), _ordinal_diabetes()
+    if name == "OMDML":
+        return me.OMDML(), _ordinal_diabetes()
+    if name == "ProjectAndForget":
+        return me.ProjectAndForget(random_state=0), _scaled("load_iris")
+    if name == "ITML_Supervised":
+        return me.ITML_Supervised(random_state=0), _scaled("load_wine")
+    if name == "NCA":
+        return me.NCA(random_state=0), _scaled("load_wine")
+    if name == "LFDA":
+        return me.LFDA(), _scaled("load_wine")
+    if name == "RCA_Supervised":
+        return me.RCA_Supervised(random_state=0), _scaled("load_wine")
+    if name == "Covariance":
+        return me.Covariance(), _scaled("load_wine")
+    if name == "MMC":
+        return me.MMC(random_state=0), _pairs(*_scaled("load_iris"))
+    if name == "SDML":
+        return me.SDML(), _pairs(*_scaled("load_iris"))
+    if name == "LSML_Supervised":
+        return me.LSML_Supervised(random_state=0), _scaled("load_wine")
+    raise ValueError(f"unknown case {name!r}")
+
+
+#: case -> what it fits (the rows of the result table, in this order)
+CASES = {
+    "CorrelationClustering-dense": "signed complete graph, 60 nodes, 3 planted groups",
+    "CorrelationClustering-sparse": "sparse signed graph, 400 nodes, ~8 edges per node",
+    "MetricNearness": "60 x 60 noisy Euclidean distances",
+    "MLKR": "diabetes (442 x 10), standardised",
+    "LMNN": "breast_cancer (569 x 30), standardised",
+    "SCML_Supervised": "wine (178 x 13), standardised",
+    "LODML": "diabetes, target in 5 ordered levels",
+    "OMDML": "diabetes, target in 5 ordered levels",
+    "ProjectAndForget": "iris (150 x 4), standardised",
+    "ITML_Supervised": "wine, standardised",
+    "NCA": "wine, standardised",
+    "LFDA": "wine, standardised",
+    "RCA_Supervised": "wine, standardised",
+    "Covariance": "wine, standardised",
+    "MMC": "~300 labelled pairs of iris points",
+    "SDML": "~300 labelled pairs of iris points",
+    "LSML_Supervised": "wine, standardised",
+}
+
+
+#: the pseudo-case that runs the warm-up command's work instead of a fit
+WARMUP = "warmup"
+
+
+# ------------------------------------------------------------ compile events
+
+
+class _CompileRecorder:
+    """Listens to ``numba:compile``: seconds per kernel, inclusive and exclusive."""
+
+    def __init__(self):
+        self.stack = []  # [name, start, seconds spent in nested compilations]
+        self.kernels = {}
+
+    def on_start(self, event):
+        d = event.data["dispatcher"]
+        name = f"{d.py_func.__module__}.{d.py_func.__qualname__}"
+        self.stack.append([name, time.thread_time(), 0.0])
+
+    def on_end(self, event):
+        name, start, nested = self.stack.pop()
+        total = time.thread_time() - start
+        if self.stack:
+            self.stack[-1][2] += total
+        k = self.kernels.setdefault(name, {"specialisations": 0, "inclusive_s": 0.0,
+                                           "exclusive_s": 0.0})
+        k["specialisations"] += 1
+        k["inclusive_s"] += total
+        k["exclusive_s"] += total - nested
+
+
+def _install(recorder):
+    from numba.core import event
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            recorder.on_start(ev)
+
+        def on_end(self, ev):
+            recorder.on_end(ev)
+
+    event.register("numba:compile", Listener())
+
+
+def _cache_stats():
+    """(hits, misses) over every dispatcher defined in ``metric_estimators._kernels``."""
+    from numba.core.registry import CPUDispatcher
+
+    hits = misses = 0
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("metric_estimators._kernels.") or module is None:
+            continue
+        for obj in vars(module).values():
+            if isinstance(obj, CPUDispatcher) and obj.__module__ == name:
+                hits += sum(obj.stats.cache_hits.values())
+                misses += sum(obj.stats.cache_misses.values())
+    return hits, misses
+
+
+def _cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _warm_up() -> dict:
+    """What ``python -m metric_estimators.warmup`` costs in this process."""
+    t0 = time.perf_counter()
+    from metric_estimators.warmup import warm_up
+
+    stats = warm_up(verbose=False)
+    return {"process_cpu": _cpu(), "warmup_wall": time.perf_counter() - t0,
+            "cache_misses": sum(m for _, m in stats.values()),
+            "cache_hits": sum(h for h, _ in stats.values())}
+
+
+def run(job: dict) -> dict:
+    """Import, build the case, fit once (recording compilations), then fit warm."""
+    if job["dataset"] == WARMUP:
+        return _warm_up()
+    t0, c0 = time.perf_counter(), time.process_time()
+    recorder = _CompileRecorder()
+    if job["params"].get("kernels"):
+        _install(recorder)  # imports numba, which the package may not need: not timed
+        t0, c0 = time.perf_counter(), time.process_time()
+    warnings.simplefilter("ignore")
+    estimator, args = _case(job["dataset"])
+    t1, c1 = time.perf_counter(), time.process_time()
+    estimator.fit(*args)
+    t2, c2 = time.perf_counter(), time.process_time()
+    process_cpu = _cpu()
+    hits, misses = _cache_stats()
+    warm = []
+    n_warm = 0 if job["params"].get("kernels") else 3  # the kernel table needs none
+    while len(warm) < n_warm and sum(w for w, _ in warm) < 10.0:  # slow fits: fewer
+        s, sc = time.perf_counter(), time.process_time()
+        estimator.fit(*args)
+        warm.append((time.perf_counter() - s, time.process_time() - sc))
+    kernels = {k: {kk: round(vv, 4) for kk, vv in v.items()}
+               for k, v in sorted(recorder.kernels.items(),
+                                  key=lambda kv: -kv[1]["exclusive_s"])}
+    return {"import_wall": t1 - t0, "import_cpu": c1 - c0,
+            "first_fit_wall": t2 - t1, "first_fit_cpu": c2 - c1,
+            "process_cpu": process_cpu,
+            "warm_fit_wall": min((w for w, _ in warm), default=None),
+            "warm_fit_cpu": min((c for _, c in warm), default=None),
+            "compile_s": round(sum(k["exclusive_s"] for k in kernels.values()), 3),
+            "cache_hits": hits, "cache_misses": misses, "kernels": kernels}
+
+
+if __name__ == "__main__":
+    sys.exit(_protocol.main(run))
