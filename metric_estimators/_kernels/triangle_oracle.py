@@ -271,7 +271,7 @@ def _apex_counts(X, M, W, mscale, n, threshold, edge_mask, cap, rel, deep,
     # exact float64), at most cap of them (cap > 0; then cut[e] = the
     # cap-th largest violation, else -inf).  cnt[e] = 0 for the other
     # edges.  Rows are dealt out cyclically over the threads, as in
-    # _hop_rows.
+    # _triangle_hops_parallel.
     nt = 64
     for t in prange(nt):
         buf = np.empty(n, dtype=np.float64)
