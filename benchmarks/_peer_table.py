@@ -81,8 +81,11 @@ def render(title: str, stem: str, rows: list[dict]) -> str:
 
 
 def cli(algo: str, *, datasets: str, impls: str, stem: str, title: str,
-        argv: list[str] | None = None) -> int:
-    """Command line of bench_lmnn.py / bench_itml.py."""
+        argv: list[str] | None = None, render_rows=None) -> int:
+    """Command line of bench_lmnn.py / bench_itml.py.
+
+    ``render_rows(rows, stem)`` replaces the markdown of :func:`render`.
+    """
     parser = runner.base_parser(title, timeout=900, mem_limit_gb=12, output=stem)
     parser.add_argument("--datasets", default=datasets, help="comma-separated, smallest first")
     parser.add_argument("--impls", default=impls, help="comma-separated implementations")
@@ -99,5 +102,8 @@ def cli(algo: str, *, datasets: str, impls: str, stem: str, title: str,
                        {"algo": algo, **scoring, **args.params.get(impl, {})},
                        python=args.python if impl not in PEERS else None)
             for dataset in runner.csv(args.datasets) for impl in runner.csv(args.impls)]
-    return runner.execute(args.output, jobs, args, lambda rows, stem: render(title, stem, rows),
+    if render_rows is None:
+        def render_rows(rows, stem):
+            return render(title, stem, rows)
+    return runner.execute(args.output, jobs, args, render_rows,
                           skip_after_failure=not args.no_skip)

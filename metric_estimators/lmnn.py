@@ -43,8 +43,12 @@ from .solvers.lmnn_runs import run_lbfgs, run_sgd, run_subgradient
 
 __all__ = ["LMNN", "find_target_neighbors"]
 
-# Below this n_samples * n_features * n_components, BLAS runs single-threaded.
-_SMALL_BLAS = 5e7
+# Below this n_samples * n_features * n_components, BLAS runs single-threaded:
+# the products of an LMNN iteration (X L^T, Z^T Lap X, the search's blocks)
+# are a small part of its time next to the single-threaded pair kernels, and
+# on busy cores threaded BLAS spins (7,000 x 100 on a loaded 2-core machine:
+# 0.45 s CPU per objective evaluation with two threads, 0.05 s with one).
+_SMALL_BLAS = 2e9
 
 
 class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
@@ -60,10 +64,10 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         \\|L(x_i - x_j)\\|^2 + \\mu \\sum_{i, j \\rightsquigarrow i, l}
         [1 + \\|L(x_i - x_j)\\|^2 - \\|L(x_i - x_l)\\|^2]_+^p
 
-    over impostors ``l`` with ``y_l != y_i``, with ``p = 2`` (squared hinge,
-    smooth, minimised by L-BFGS) for ``solver='lbfgs'`` and ``p = 1`` (the
-    paper's hinge, minimised by the paper's subgradient method) for
-    ``solver='subgradient'``.
+    over impostors ``l`` with ``y_l != y_i``, with ``p = 1`` (the paper's
+    hinge, ``loss='hinge'``, the default of ``solver='lbfgs'`` and
+    ``solver='subgradient'``) or ``p = 2`` (squared hinge, smooth,
+    ``loss='squared_hinge'``, the only loss of ``solver='sgd'``).
 
     Impostors are searched exactly, blockwise in the embedded space (memory
     bounded by a block, never ``n x n``), within 1.5 times the margin
@@ -117,18 +121,28 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         estimated on a fixed random subset of all impostor pairs, reweighted
         to stay unbiased, with a warning that says how much memory and time
         the exact loss would need; the subset depends on ``random_state``
-        only, so the objective stays a fixed smooth function of ``L``.
+        only, so the objective stays one fixed function of ``L``.
 
     impostor_memory : int or str, default='auto'
         Memory budget of the impostor store when ``max_impostors='auto'``:
         bytes (int) or a string with units (``'256MB'``, ``'1GB'``,
         ``'1.5GiB'``).  ``'auto'``: 4 times the memory of the training data
-        (float64), at least 64 MB, so the budget scales with the data.
+        (float64), at least 32 MB, so the budget scales with the data.
         Unused with an int ``max_impostors`` and with ``solver='sgd'``.
 
+    loss : {'auto', 'hinge', 'squared_hinge'}, default='auto'
+        ``p = 1`` or ``p = 2`` above; ``'auto'``: ``'hinge'`` for
+        ``solver='lbfgs'`` and ``solver='subgradient'``, ``'squared_hinge'``
+        for ``solver='sgd'`` (which has no other).  L-BFGS on the hinge
+        stops where its line search cannot decrease the piecewise smooth
+        loss any more (and a search confirms the impostor set), as PyLMNN's
+        does; on the data families of ``benchmarks/bench_lmnn.py --panel``
+        its 3-NN accuracy is higher than the squared hinge's, which pushes
+        harder on the few worst impostors.
+
     solver : {'lbfgs', 'subgradient', 'sgd'}, default='lbfgs'
-        ``'lbfgs'``: squared hinge with scipy's L-BFGS-B.  ``'subgradient'``:
-        the paper's plain hinge with its step rule (step times 1.01 after a
+        ``'lbfgs'``: scipy's L-BFGS-B.  ``'subgradient'``:
+        the paper's subgradient method with its step rule (step times 1.01 after a
         decrease, halved with a roll-back after an increase).  ``'sgd'``:
         the squared hinge by mini-batch AMSGrad
         (:mod:`metric_estimators.solvers.minibatch`) for data too large for
@@ -239,6 +253,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         "max_impostors": [Interval(Integral, 1, None, closed="left"),
                           StrOptions({"auto"})],
         "impostor_memory": [Interval(Integral, 1, None, closed="left"), str],
+        "loss": [StrOptions({"auto", "hinge", "squared_hinge"})],
         "solver": [StrOptions({"lbfgs", "subgradient", "sgd"})],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learn_rate": [Interval(Real, 0, None, closed="neither"), None],
@@ -265,6 +280,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         regularization=0.5,
         max_impostors="auto",
         impostor_memory="auto",
+        loss="auto",
         solver="lbfgs",
         learn_rate=None,
         batch_size=256,
@@ -285,6 +301,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         self.regularization = regularization
         self.max_impostors = max_impostors
         self.impostor_memory = impostor_memory
+        self.loss = loss
         self.solver = solver
         self.learn_rate = learn_rate
         self.batch_size = batch_size
@@ -329,8 +346,14 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
                                    y_idx, self.n_components, rng)
         if warm is not None or isinstance(self.init, np.ndarray):
             L0 = L0 * s  # a given L acts on the data in the user's units
-        targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
-                                        progress=report.progress)
+        # BLAS threads do not pay off on small products and, when the cores
+        # are busy (grid searches, shared machines), spinning threads make
+        # them several times slower; large problems keep the default pool.
+        small = X.shape[0] * X.shape[1] * L0.shape[0] < _SMALL_BLAS
+        blas = threadpool_limits(limits=1, user_api="blas") if small else nullcontext()
+        with blas:
+            targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
+                                            progress=report.progress)
         report.phase(f"target neighbours: {params['n_neighbors']} per point")
         cap, budget = impostor_budget(self.max_impostors,
                                       params["impostor_memory"], X)
@@ -347,12 +370,8 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         else:
             objective = LMNNObjective(
                 X, targets, impostors, self.regularization,
-                self.solver == "lbfgs", L0.shape[0],
+                params["loss"] == "squared_hinge", L0.shape[0],
             )
-        # BLAS threads do not pay off on small products and, when the cores
-        # are busy (grid searches, shared machines), spinning threads make
-        # them several times slower; large problems keep the default pool.
-        small = X.shape[0] * X.shape[1] * L0.shape[0] < _SMALL_BLAS
         curve, active_curve = [], []
 
         def record(f, x, n_iter=None):  # after every iteration of either solver
@@ -413,8 +432,16 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
             "tol": renamed_parameter(self, "convergence_tol", "tol", 1e-4,
                                      stacklevel=5),
             "min_iter": 0,
+            "loss": self.loss,
         }
         params["impostor_memory"] = self.impostor_memory
+        if self.loss == "auto":
+            params["loss"] = "squared_hinge" if self.solver == "sgd" else "hinge"
+        elif self.loss == "hinge" and self.solver == "sgd":
+            raise ValueError(
+                "LMNN(solver='sgd') minimises the squared hinge only; pass "
+                "loss='squared_hinge' (or 'auto'), or solver='lbfgs' for the "
+                "hinge.")
         if not (isinstance(self.impostor_memory, str)
                 and self.impostor_memory == "auto"):
             params["impostor_memory"] = parse_memory(  # bytes; early errors

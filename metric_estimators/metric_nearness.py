@@ -10,6 +10,7 @@ active set.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 from scipy import sparse
@@ -41,6 +42,14 @@ __all__ = ["MetricNearness"]
 # max_passes passes (the active set is nearly complete; the duals settle):
 # 0/1 ("labels01", "dirichlet") instances need ~2000 passes whatever the oracle does
 _SETTLE = 0.05
+
+# with triangles_per_edge != 1: the edges violated by more than _APEX_DEPTH
+# times the call's largest violation contribute the triangles violated by
+# more than _APEX_REL times the edge's own largest violation (the others
+# their most violated one); on type 2 instances at n = 1000 depth 0.5 keeps
+# the peak memory at 0.5 GB against 2.6 GB for every violated edge
+_APEX_REL = 0.5
+_APEX_DEPTH = 0.5
 
 _SIMILARITY_HINT = (
     "MetricNearness takes dissimilarities (d(i, i) = 0); a non-zero diagonal "
@@ -109,6 +118,19 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         data and far faster on 0/1 data, whose many zero distances make
         shortest paths long (see ``benchmarks/results/metric_nearness.md``).
         Sparse graphs always use Dijkstra shortest paths.
+    triangles_per_edge : int, default=1
+        Triangle oracle only: how many violated triangles each violated edge
+        contributes per oracle call.  1: its most violated one.  ``k > 1``:
+        the edges violated by more than half the call's largest violation
+        contribute their ``k`` most violated triangles among those violated
+        by more than half their own largest violation (0: all of those),
+        the other edges their most violated one.  Worth it when an edge is
+        violated through many apexes at once -- Sonthalia & Gilbert's type 2
+        instances, where a pair with disjoint label sets is violated through
+        every node close to both, need about one oracle call per apex with
+        1 and a few with 32 (see ``benchmarks/results/metric_nearness.md``);
+        each call then costs two ``O(n)`` scans per violated edge more, and
+        the active set is larger.
     divergence : {"l2", "kl"}, default="l2"
         ``"l2"``: weighted squared L2 (``sample_weight`` allowed).  ``"kl"``:
         generalised KL divergence ``KL(M || D)``; every off-diagonal entry of
@@ -170,17 +192,20 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_passes": [Interval(numbers.Integral, 1, None, closed="left")],
         "oracle": [StrOptions({"triangle", "shortest_path"})],
+        "triangles_per_edge": [Interval(numbers.Integral, 0, None, closed="left")],
         "divergence": [StrOptions({"l2", "kl"})],
         "verbose": ["verbose"],
         "client": [None, HasMethods(["scatter", "submit", "gather"])],
     }
 
     def __init__(self, tol=1e-6, max_iter=500, max_passes=50,
-                 oracle="triangle", divergence="l2", verbose=0, client=None):
+                 oracle="triangle", triangles_per_edge=1, divergence="l2",
+                 verbose=0, client=None):
         self.tol = tol
         self.max_iter = max_iter
         self.max_passes = max_passes
         self.oracle = oracle
+        self.triangles_per_edge = triangles_per_edge
         self.divergence = divergence
         self.verbose = verbose
         self.client = client
@@ -214,6 +239,13 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
                                    zero_diagonal=True,
                                    diagonal_hint=_SIMILARITY_HINT)
         n = D.shape[0]
+        if self.triangles_per_edge != 1 and (sparse.issparse(D)
+                                             or self.oracle != "triangle"):
+            warnings.warn(
+                f"triangles_per_edge={self.triangles_per_edge} is ignored: it "
+                "applies to the triangle oracle of a dense D only (this fit "
+                "uses shortest paths). Leave it at 1, or pass a dense D with "
+                "oracle='triangle'.", UserWarning, stacklevel=2)
         if sparse.issparse(D):
             self._fit_sparse(D, sample_weight, report)
         else:
@@ -223,7 +255,10 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
                     sample_weight.toarray() if sparse.issparse(sample_weight)
                     else sample_weight, "sample_weight", n, like="D",
                     nonnegative=True, positive_off_diagonal=True)
-            oracle = (DenseTriangleOracle(n) if self.oracle == "triangle"
+            oracle = (DenseTriangleOracle(n, apexes=self.triangles_per_edge,
+                                          apex_rel=_APEX_REL,
+                                          apex_depth=_APEX_DEPTH)
+                      if self.oracle == "triangle"
                       else DenseShortestPathOracle(n))
             # small problems: numpy's edge conversions (as the solver's path)
             small = npk.use_numpy(oracle)

@@ -187,9 +187,15 @@ class RCA_Supervised(RCA):
     ----------
     n_components : int or None, default=None
         As in :class:`RCA`.
-    n_chunks : int, default=100
-        Number of chunklets.  When the classes cannot supply that many
-        disjoint chunklets, as many as they can are drawn, with a warning.
+    n_chunks : int or None, default=None
+        Number of chunklets.  None: every disjoint chunklet the classes can
+        supply (``sum_c floor(n_c / chunk_size)`` over the class sizes
+        ``n_c``), so that the within-chunklet covariance uses nearly every
+        training point.  An int larger than that supply draws as many as the
+        classes allow, with a warning.  (metric-learn 0.7.0's default is 100,
+        which raises on small data sets such as wine, and on digits leaves
+        the within-chunklet covariance singular; pass ``n_chunks=100`` to
+        draw as it does.)
     chunk_size : int, default=2
         Points per chunklet.
     preprocessor : array-like, callable or None, default=None
@@ -219,14 +225,14 @@ class RCA_Supervised(RCA):
 
     _parameter_constraints: dict = {
         **RCA._parameter_constraints,
-        "n_chunks": [Interval(Integral, 1, None, closed="left")],
+        "n_chunks": [Interval(Integral, 1, None, closed="left"), None],
         "chunk_size": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
         "num_chunks": [Interval(Integral, 1, None, closed="left"),
                        StrOptions({"deprecated"})],
     }
 
-    def __init__(self, n_components=None, n_chunks=100, chunk_size=2,
+    def __init__(self, n_components=None, n_chunks=None, chunk_size=2,
                  preprocessor=None, random_state=None, num_chunks="deprecated"):
         super().__init__(n_components=n_components, preprocessor=preprocessor)
         self.n_chunks = n_chunks
@@ -248,7 +254,7 @@ class RCA_Supervised(RCA):
         self : RCA_Supervised
         """
         report = FitReport(self, verbose=0)
-        n_chunks = renamed_parameter(self, "num_chunks", "n_chunks", 100)
+        n_chunks = renamed_parameter(self, "num_chunks", "n_chunks", None)
         self._check_preprocessor()
         X, y, (_, y_idx, counts) = validate_labelled_points(
             self, self._points(X), y, minus_one_note=True)
@@ -258,7 +264,9 @@ class RCA_Supervised(RCA):
             raise ValueError(f"Every class has fewer than chunk_size="
                              f"{self.chunk_size} points (e.g. a single sample): no "
                              "chunklet can be drawn. Lower chunk_size.")
-        if capacity < n_chunks:
+        if n_chunks is None:
+            n_chunks = capacity
+        elif capacity < n_chunks:
             warnings.warn(
                 f"The classes allow only {capacity} disjoint chunklets of "
                 f"chunk_size={self.chunk_size} points, fewer than n_chunks="

@@ -375,14 +375,17 @@ REGISTRY = [
     Learner("ITML_Supervised", ITML_Supervised, "supervised",
             dict(random_state=0, max_iter=200)),
     Learner("MLKR", MLKR, "supervised", dict(random_state=0, max_iter=30)),
+    # the default path solver stops at max_iter by design, without a
+    # warning; the max_iter test runs the exact solve
     Learner("MMC", MMC, "pairs", dict(random_state=0),
+            iterative_params=dict(solver="exact"),
             check_class=MMCOnPoints,
             expected_failed_checks=_ON_POINTS_EXPECTED),
     Learner("MMC-diagonal", MMC, "pairs", dict(diagonal=True, random_state=0),
             check_class=MMCOnPoints,
             expected_failed_checks=_ON_POINTS_EXPECTED),
     Learner("MMC_Supervised", MMC_Supervised, "supervised",
-            dict(random_state=0)),
+            dict(random_state=0), iterative_params=dict(solver="exact")),
     Learner("MMC_Supervised-diagonal", MMC_Supervised, "supervised",
             dict(diagonal=True, random_state=0)),
     Learner("SDML", SDML, "pairs", dict(random_state=0),

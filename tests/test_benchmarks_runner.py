@@ -133,7 +133,12 @@ def test_ml_family_table_and_report():
 
     for name, entry in ml_family.LEARNERS.items():
         assert entry["task"] in ("classification", "regression"), name
-        assert "ours" in entry and "metric_learn" in entry, name
+        assert "ours" in entry, name
+        # every learner metric-learn has runs there too (baselines and
+        # learners of ours only: Euclidean, ProjectAndForget, solver='exact')
+        assert "metric_learn" in entry or name in (
+            "Euclidean", "Euclidean-regression", "ProjectAndForget",
+            "MMC_Supervised-exact"), name
     out = ml_family.run({"dataset": "iris", "impl": "ours",
                          "params": {"learner": "Covariance"}})
     assert out["n_train"] == 105 and 0.8 < out["accuracy"] <= 1.0
@@ -182,3 +187,37 @@ def test_classification_worker_scores_a_fixed_test_subset():
     full = classification.run({**job, "params": {"algo": "lmnn"}})
     assert "n_test_scored" not in full
     assert round(full["accuracy"] * 45, 9) == int(round(full["accuracy"] * 45))
+
+
+def test_panel_line_ratios_and_targets():
+    from benchmarks.bench_lmnn import render_panel
+
+    lmnn = {"algo": "lmnn", "warmup": True}
+    common = {"n_train": 700, "n_features": 20}
+    rows = [_row("digits", "ours", lmnn, fit_time=1.0, fit_cpu=0.5, accuracy=0.90,
+                 fit_added_mb=30.0, n_iter=10, **common),
+            _row("digits", "pylmnn", lmnn, fit_time=4.0, fit_cpu=2.0, accuracy=0.91,
+                 fit_added_mb=10.0, n_iter=5, **common)]
+    text = render_panel(rows, "stem")
+    section = text[text.index("## Ours / PyLMNN"):]
+    line = next(ln for ln in section.splitlines() if ln.startswith("| digits | 700"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[4] == "0.250" and cells[5] == "0.250"  # wall and CPU ratios
+    assert cells[8] == "-0.0100" and cells[11] == "3.00"  # accuracy, memory
+    assert cells[-1] == "time"  # the only target met
+
+
+def test_panel_generator_family_and_penbased_names():
+    pytest.importorskip("sklearn")
+    from benchmarks.workers.classification import load_dataset
+
+    X, y = load_dataset("mcf-300-12-2-1-15-3")
+    assert X.shape == (300, 12) and sorted(set(y)) == list(range(10))
+    from sklearn.datasets import make_classification
+
+    X_ref, _ = make_classification(n_samples=300, n_features=12, n_informative=8,
+                                   n_redundant=2, n_classes=10, n_clusters_per_class=1,
+                                   class_sep=1.5, random_state=3)
+    assert (X == X_ref).all()
+    with pytest.raises(ValueError, match="unknown dataset"):
+        load_dataset("mcf-300-12-2-1-15")

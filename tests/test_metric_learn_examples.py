@@ -135,19 +135,22 @@ def test_mmc_examples():
     from metric_estimators import MMC
 
     pairs = np.array([[[1.2, 3.2], [2.3, 5.5]], [[4.5, 2.3], [2.1, 2.3]]])
-    # one similar pair spans one of two dimensions: the problem is unbounded
-    # along the other, which this package says (metric-learn stops early
-    # instead); docs/migration.rst, MMC row
-    with pytest.warns(UserWarning, match="unbounded"):
-        mmc = MMC(random_state=42).fit(pairs, np.array([1, -1]))
-    pred = mmc.predict([[[0.6, 1.6], [1.15, 2.75]], [[3.2, 1.1], [5.4, 6.1]]])
-    # metric-learn documents [1, -1]; the first pair (along the similar
-    # direction) is similar here too, the second depends on the scale of the
-    # unbounded direction
-    assert pred[0] == 1
     pairs_test = np.array([[[0.6, 1.6], [1.15, 2.75]], [[3.2, 1.1], [5.4, 6.1]],
                            [[7.7, 5.6], [1.23, 8.4]]])
+    # the default solver (Xing et al.'s projected gradient path, as
+    # metric-learn's) stops early and gives the documented predictions
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mmc = MMC(random_state=42).fit(pairs, np.array([1, -1]))
+    pred = mmc.predict([[[0.6, 1.6], [1.15, 2.75]], [[3.2, 1.1], [5.4, 6.1]]])
+    np.testing.assert_array_equal(pred, [1, -1])
     assert mmc.score(pairs_test, np.array([1., -1., -1.])) == 1.0  # as documented
+    # one similar pair spans one of two dimensions: the exact problem is
+    # unbounded along the other, which solver='exact' says
+    with pytest.warns(UserWarning, match="unbounded"):
+        mmc = MMC(solver="exact", random_state=42).fit(pairs, np.array([1, -1]))
+    assert mmc.predict(pairs_test[:1])[0] == 1
+    assert mmc.score(pairs_test, np.array([1., -1., -1.])) == 1.0
 
 
 # -- constraints --------------------------------------------------------------------------------

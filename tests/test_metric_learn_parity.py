@@ -78,8 +78,10 @@ def test_mmc_covariance_init_pseudo_inverse_is_the_start():
                                rtol=1e-7, atol=1e-9 * np.abs(P).max())
     assert rank == 4
     with pytest.warns(UserWarning, match="pseudo-inverse"):
-        a = MMC(init="covariance", tol=1e-6, max_iter=2000).fit(pairs, labels)
-    b = _quiet(MMC(init="identity", tol=1e-6, max_iter=2000).fit, pairs, labels)
+        a = MMC(init="covariance", solver="exact", tol=1e-6,
+                max_iter=2000).fit(pairs, labels)
+    b = _quiet(MMC(init="identity", solver="exact", tol=1e-6, max_iter=2000).fit,
+               pairs, labels)
     assert a.objective_ == pytest.approx(b.objective_, rel=1e-4)
 
 

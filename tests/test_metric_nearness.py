@@ -550,3 +550,131 @@ def test_triangle_oracle_float32_phase_any_scale(c):
     np.testing.assert_array_equal(got[0], ref[0])
     np.testing.assert_array_equal(got[2], ref[2])
     assert got[3] == pytest.approx(ref[3] * c, rel=1e-12)
+
+
+# --- several triangles per violated edge (violated_apexes) -------------------
+
+def brute_force_apexes(D, threshold, cap, rel, depth=0.0):
+    """Every (edge, apex) the multi-apex oracle must return, by enumeration."""
+    n = D.shape[0]
+    found, worst = set(), 0.0
+    # the largest violation as the min-plus square sees it: x_uv - (x_uw + x_wv)
+    iu = np.triu_indices(n, 1)
+    deep = depth * max(0.0, float(np.max(
+        D[iu] - (D[:, :, None] + D[None, :, :]).min(axis=1)[iu]))) if n > 2 else 0.0
+    for u in range(n):
+        for v in range(u + 1, n):
+            viol = [(D[u, v] - D[u, w] - D[w, v], w) for w in range(n)]
+            best = max(s for s, _ in viol)
+            worst = max(worst, best)
+            if best <= threshold:
+                continue
+            keep = sorted(((s, w) for s, w in viol if s > max(threshold, rel * best)),
+                          key=lambda t: (-t[0], t[1]))
+            if cap > 0:
+                keep = keep[:cap]
+            sums = [D[u, w] + D[w, v] for w in range(n)]
+            if depth > 0 and D[u, v] - min(sums) <= deep:
+                # a shallow edge: the min-plus argmin (first minimiser) only
+                w = int(np.argmin(sums))
+                keep = [(D[u, v] - D[u, w] - D[w, v], w)]
+            found |= {(edge_id(u, v, n), edge_id(u, w, n), edge_id(w, v, n))
+                      for _, w in keep}
+    return found, worst
+
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+@pytest.mark.parametrize("cap,rel,depth", [(0, 0.0, 0.0), (3, 0.0, 0.0),
+                                           (0, 0.5, 0.0), (2, 0.3, 0.0),
+                                           (1000, 0.0, 0.0), (0, 0.0, 0.5),
+                                           (4, 0.5, 0.3)])
+@pytest.mark.parametrize("n,seed", [(3, 0), (9, 1), (23, 2)])
+def test_apex_oracle_matches_brute_force(n, seed, cap, rel, depth, precision):
+    from metric_estimators.solvers.oracles import DenseTriangleOracle
+    # coarse values: ties among apexes (and at the cap's cut) occur; the
+    # float32 search needs distinct sums to pick the same single triangle
+    D = random_dissimilarity(n, seed, kind="uniform")
+    if depth == 0.0 or precision == "float64":
+        D = np.round(D, 1)
+    oracle = DenseTriangleOracle(n, apexes=cap, apex_rel=rel, apex_depth=depth)
+    ce, ptr, path, maxv = oracle(matrix_to_edges(D), 1e-9, precision=precision)
+    np.testing.assert_array_equal(ptr, np.arange(0, 2 * ce.size + 1, 2))
+    got = {(int(ce[c]), int(path[2 * c]), int(path[2 * c + 1]))
+           for c in range(ce.size)}
+    ref, worst = brute_force_apexes(D, 1e-9, cap, rel, depth)
+    assert len(got) == ce.size  # no triangle twice
+    assert got == ref
+    assert maxv == pytest.approx(worst, abs=1e-12)
+
+
+def test_apex_oracle_supplies_every_apex_of_a_far_pair():
+    # one far pair (D = 1) among nodes close to each other (D = 0): every
+    # other node is the apex of a violated triangle; one call returns them
+    # all (apexes=0), the default oracle one
+    from metric_estimators.solvers.oracles import DenseTriangleOracle
+    n = 12
+    D = np.zeros((n, n))
+    D[2, 7] = D[7, 2] = 1.0
+    x = matrix_to_edges(D)
+    ce, _, path, maxv = DenseTriangleOracle(n, apexes=0)(x, 1e-9)
+    assert maxv == 1.0
+    assert set(ce.tolist()) == {edge_id(2, 7, n)}
+    apexes = {w for w in range(n) if w not in (2, 7)}
+    assert {(int(path[2 * c]), int(path[2 * c + 1])) for c in range(ce.size)} \
+        == {(edge_id(2, w, n), edge_id(w, 7, n)) for w in apexes}
+    assert DenseTriangleOracle(n)(x, 1e-9)[0].size == 1
+    assert DenseTriangleOracle(n, apexes=4)(x, 1e-9)[0].size == 4
+
+
+def label_set_dissimilarity(n, seed, labels=12, keep=4):
+    """Sonthalia & Gilbert's type 2 in miniature: 1 for disjoint label sets, else 1e-8."""
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.ones(labels), size=n)
+    top = np.argsort(-P, axis=1, kind="stable")[:, :keep]
+    L = np.zeros((n, labels), dtype=int)
+    np.put_along_axis(L, top, 1, axis=1)
+    D = np.where((L @ L.T) == 0, 1.0, 1e-8)
+    np.fill_diagonal(D, 0.0)
+    return D
+
+
+@pytest.mark.parametrize("per_edge", [0, 3, 32])
+@pytest.mark.parametrize("kind", ["normal", "labels", "signed"])
+def test_several_triangles_per_edge_match_cvxpy(kind, per_edge, cp):
+    n = 22
+    if kind == "labels":
+        D = label_set_dissimilarity(n, 5)
+        assert 0 < np.count_nonzero(D == 1.0) < n * n / 2  # some far pairs
+    else:
+        D = random_dissimilarity(n, 6)
+        if kind == "signed":
+            signs = np.sign(np.random.default_rng(7).standard_normal((n, n)))
+            D = np.triu(D * signs, 1)
+            D = D + D.T
+            assert D.min() < 0
+    ref, _ = cvxpy_nearness(cp, D)
+    one = MetricNearness(tol=1e-9).fit(D)
+    est = MetricNearness(tol=1e-9, triangles_per_edge=per_edge).fit(D)
+    assert est.converged_
+    assert abs(est.objective_ - ref) <= 1e-6 * max(ref, 1e-12) + 1e-12
+    assert max_triangle_violation(est.metric_) <= 1e-9 * np.abs(D).max() * 1.01
+    np.testing.assert_allclose(est.metric_, one.metric_, atol=1e-6)
+
+
+def test_several_triangles_per_edge_kl_matches_cvxpy(cp):
+    D = random_dissimilarity(14, 8) + 0.05
+    np.fill_diagonal(D, 0.0)
+    ref, _ = cvxpy_kl_nearness(cp, D)
+    est = MetricNearness(tol=1e-9, divergence="kl", triangles_per_edge=4).fit(D)
+    assert est.converged_
+    assert abs(est.objective_ - ref) <= 1e-6 * ref
+
+
+def test_triangles_per_edge_warns_where_it_does_not_apply():
+    D = random_dissimilarity(8, 3)
+    with pytest.warns(UserWarning, match="triangles_per_edge=4 is ignored"):
+        MetricNearness(oracle="shortest_path", triangles_per_edge=4).fit(D)
+    with pytest.warns(UserWarning, match="triangles_per_edge=0 is ignored"):
+        MetricNearness(triangles_per_edge=0).fit(sparse.csr_matrix(D))
+    with pytest.raises(ValueError, match="triangles_per_edge"):
+        MetricNearness(triangles_per_edge=-1).fit(D)

@@ -248,5 +248,5 @@ def test_scml_supervised_paths_agree_and_skip_numba():
     np.testing.assert_allclose(a.loss_curve_, b.loss_curve_, rtol=1e-9)
     np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-9, atol=1e-12)
     mods = _modules_loaded_by("load_wine", [
-        "me.SCML_Supervised(random_state=0, max_iter=300).fit(X, y)"])
+        "me.SCML_Supervised(random_state=0, max_iter=300, output_iter=100).fit(X, y)"])
     assert "metric_estimators.scml" in mods and "numba" not in mods

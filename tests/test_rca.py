@@ -1,5 +1,6 @@
 """RCA against a direct numpy computation of Shental et al.'s (2002) whitening."""
 
+import warnings
 
 import numpy as np
 import pytest
@@ -103,6 +104,23 @@ def test_supervised_uses_the_chunklets_it_can_get():
     with pytest.warns(UserWarning, match="only 10 disjoint chunklets"):
         sup = RCA_Supervised(n_chunks=100, random_state=0).fit(X, y)
     assert sup.chunks_.max() == 9
+
+
+def test_supervised_default_draws_every_chunklet_without_warning():
+    # classes of 7, 6 and 5 points: 3 + 3 + 2 disjoint pairs, one point left
+    # in each odd class; the default takes them all, silently
+    rng = np.random.RandomState(1)
+    y = np.repeat([0, 1, 2], [7, 6, 5])
+    X = rng.randn(y.size, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sup = RCA_Supervised(random_state=0).fit(X, y)
+    ids, counts = np.unique(sup.chunks_[sup.chunks_ >= 0], return_counts=True)
+    assert ids.size == 8 and np.all(counts == 2)
+    for c in ids:  # every chunklet within one class
+        assert np.unique(y[sup.chunks_ == c]).size == 1
+    np.testing.assert_allclose(
+        sup.components_, RCA().fit(X, sup.chunks_).components_, rtol=1e-12)
 
 
 @pytest.mark.parametrize("chunks, match", [

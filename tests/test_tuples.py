@@ -403,6 +403,32 @@ def test_adagrad_rda_l1_gives_exact_zeros_and_nonnegativity():
     assert not np.any(big.w)
 
 
+def test_scml_still_decreasing_is_measured_against_the_whole_decrease(monkeypatch):
+    """The warning compares the last window's decrease with the decrease
+    since F(0) = 1: a 1.5 % relative change of a small objective (0.02 to
+    0.0197) is 0.03 % of the decrease and no warning; a late drop that is
+    a large part of the decrease warns."""
+    import metric_estimators.scml as scml_module
+    from metric_estimators.solvers.stochastic import adagrad_rda
+
+    def run(curve):
+        def fake(*args, **kwargs):
+            result = adagrad_rda(*args, **{**kwargs, "max_iter": 4,
+                                           "check_every": 2})
+            result.objective_curve = list(curve)
+            result.checkpoints = [2, 4]
+            return result
+        monkeypatch.setattr(scml_module, "adagrad_rda", fake)
+        T = np.random.RandomState(0).randn(30, 3, 2)
+        return SCML(max_iter=4, output_iter=2, random_state=0).fit(T)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        run([0.02, 0.0197])
+    with pytest.warns(ConvergenceWarning, match=r"made 33.3 % of the objective's decrease"):
+        run([0.7, 0.55])
+
+
 def test_scml_warns_while_still_decreasing_and_on_zero_metric():
     (T,) = BY_NAME["SCML"].data()
     with pytest.warns(ConvergenceWarning, match=r"\[SCML\] did not converge within max_iter=5"):

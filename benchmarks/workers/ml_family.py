@@ -113,6 +113,50 @@ LEARNERS = {
 }
 
 
+# learners at their plain defaults (``random_state=0`` only), for
+# bench_defaults.py; "Euclidean" is the identity map (the baseline)
+LEARNERS.update({
+    "Euclidean": {
+        "task": "classification",
+        "defaults": {},
+        "ours": ("sklearn.preprocessing", "FunctionTransformer"),
+    },
+    "Euclidean-regression": {
+        "task": "regression",
+        "defaults": {},
+        "ours": ("sklearn.preprocessing", "FunctionTransformer"),
+    },
+    "RCA_Supervised@defaults": {
+        "task": "classification",
+        "defaults": {"random_state": 0},
+        "ours": ("metric_estimators", "RCA_Supervised"),
+        "metric_learn": ("metric_learn", "RCA_Supervised"),
+    },
+    "MMC_Supervised-exact": {
+        "task": "classification",
+        "defaults": {"random_state": 0, "solver": "exact"},
+        "ours": ("metric_estimators", "MMC_Supervised"),
+    },
+    "LSML_Supervised": {
+        "task": "classification",
+        "defaults": {"random_state": 0},
+        "ours": ("metric_estimators", "LSML_Supervised"),
+        "metric_learn": ("metric_learn", "LSML_Supervised"),
+    },
+    "SCML_Supervised": {
+        "task": "classification",
+        "defaults": {"random_state": 0},
+        "ours": ("metric_estimators", "SCML_Supervised"),
+        "metric_learn": ("metric_learn", "SCML_Supervised"),
+    },
+    "ProjectAndForget": {
+        "task": "classification",
+        "defaults": {"random_state": 0},
+        "ours": ("metric_estimators", "ProjectAndForget"),
+    },
+})
+
+
 def split_scaled(X, y, task):
     """70/30 split (seed 0; stratified for classification), StandardScaler on the training part."""
     from sklearn.model_selection import train_test_split

@@ -188,50 +188,60 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
     ``symmetric``, also ``(cols[b], rows[a])`` with distance ``< rho_cols[b]``
     (each unordered pair is then scanned once for both anchors).  With
     ``fraction < 1`` only pairs whose fixed pseudo-random number
-    (:func:`_pair_uniform`) is below ``fraction`` are returned.
+    (:func:`_pair_uniform`) is below ``fraction`` are returned, by row,
+    then column.  Serial: a parallel loop here made fits many times slower
+    on a machine whose cores are busy (its threads wait for each other).
     """
     na, nb = G.shape
     sample = fraction < 1.0
-    # pass 1: the output size (with the sampling test, so that memory is
-    # that of the kept pairs only)
-    bound = 0
-    for a in range(na):
-        ra = rho_rows[a]
-        sa = sq_rows[a]
-        ia = rows[a]
-        for b in range(nb):
-            v = sa + sq_cols[b] - 2.0 * G[a, b]
-            if v < ra and (not sample or _pair_uniform(
-                    hashes[0, ia], hashes[1, cols[b]]) < fraction):
-                bound += 1
-            if symmetric and v < rho_cols[b] and (not sample or _pair_uniform(
-                    hashes[0, cols[b]], hashes[1, ia]) < fraction):
-                bound += 1
-    anchors = np.empty(bound, dtype=np.int32)
-    imps = np.empty(bound, dtype=np.int32)
-    if bound == 0:
-        return anchors, imps
-    q = 0
+    # pass 1: distances, radius and sampling tests once per entry, the
+    # outcome kept as two bits per entry (a block is at most a few MB) and
+    # counted per row, so that pass 2 only reads the bits
+    hits = np.zeros((na, nb), dtype=np.uint8)
+    counts = np.zeros(na + 1, dtype=np.int64)
     for a in range(na):
         ra = rho_rows[a]
         sa = sq_rows[a]
         ia = rows[a]
         ha_anchor = hashes[0, ia]
         ha_imp = hashes[1, ia]
+        c = 0
         for b in range(nb):
             v = sa + sq_cols[b] - 2.0 * G[a, b]
+            bits = 0
+            if v < ra and (not sample or _pair_uniform(
+                    ha_anchor, hashes[1, cols[b]]) < fraction):
+                bits = 1
+            if symmetric and v < rho_cols[b] and (not sample or _pair_uniform(
+                    hashes[0, cols[b]], ha_imp) < fraction):
+                bits += 2
+            if bits:
+                hits[a, b] = bits
+                c += 1 + (bits == 3)
+        counts[a + 1] = c
+    for a in range(na):
+        counts[a + 1] += counts[a]
+    anchors = np.empty(counts[na], dtype=np.int32)
+    imps = np.empty(counts[na], dtype=np.int32)
+    for a in range(na):
+        q = counts[a]
+        if q == counts[a + 1]:
+            continue
+        ia = rows[a]
+        for b in range(nb):
+            bits = hits[a, b]
+            if bits == 0:
+                continue
             ib = cols[b]
-            if v < ra and (not sample or _pair_uniform(ha_anchor, hashes[1, ib]) < fraction):
+            if bits & 1:
                 anchors[q] = ia
                 imps[q] = ib
                 q += 1
-            if symmetric and v < rho_cols[b] and (
-                not sample or _pair_uniform(hashes[0, ib], ha_imp) < fraction
-            ):
+            if bits & 2:
                 anchors[q] = ib
                 imps[q] = ia
                 q += 1
-    return anchors[:q], imps[:q]
+    return anchors, imps
 
 
 @njit(**_FAST)
@@ -250,6 +260,12 @@ def sampled_pairs_within(Z, y_idx, hashes, fraction, rho, start, stop, size_hint
     size = max(size_hint, 1024)
     out_a = np.empty(size, dtype=np.int32)
     out_b = np.empty(size, dtype=np.int32)
+    # _pair_uniform(ha, hb) < fraction, with the impostor's factor hb *
+    # _GOLDEN computed once per point and the test on the integer before
+    # its scaling to [0, 1) (u = k / 2**53 < f iff k < ceil(f 2**53)):
+    # the same pairs at about two thirds of the cost of the hash tests
+    hb_golden = hashes[1] * _GOLDEN
+    limit = np.uint64(np.ceil(fraction * 9007199254740992.0))
     q = 0
     for a in range(start, stop):
         ra = rho[a]
@@ -258,7 +274,9 @@ def sampled_pairs_within(Z, y_idx, hashes, fraction, rho, start, stop, size_hint
         ha = hashes[0, a]
         ya = y_idx[a]
         for b in range(n):
-            if y_idx[b] == ya or _pair_uniform(ha, hashes[1, b]) >= fraction:
+            z = (ha ^ hb_golden[b]) * _MIX1
+            z = z ^ (z >> np.uint64(29))
+            if (z >> np.uint64(11)) >= limit or y_idx[b] == ya:
                 continue
             if _sqdist(Z, a, b) < ra:
                 if q == size:

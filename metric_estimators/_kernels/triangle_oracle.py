@@ -12,7 +12,7 @@ from numba import njit, prange
 from .edges import edge_id, edge_row_offset
 
 __all__ = ["PARALLEL_MIN_NODES", "triangle_argmin", "triangle_argmin_serial",
-           "violated_triangles"]
+           "violated_apexes", "violated_triangles"]
 
 #: From this many nodes on, the tiled parallel kernels run; below, their
 #: serial counterparts (same results), which compile in a fraction of the
@@ -211,4 +211,206 @@ def violated_triangles(X, Xp, M, W, n, threshold, edge_mask, mscale=1.0):
         triangle_argmin(Xp, M, W)
         _triangle_hops_parallel(X, M, W, mscale, n, threshold, edge_mask, hop, rowmax)
     ce, ptr, path = _collect_triangles(n, hop)
+    return ce, ptr, path, float(rowmax.max()) if n else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _kth_largest(a, k, hi):
+    # the k-th largest (k >= 1) of a[:hi], by in-place quickselect
+    # (a[:hi] is reordered)
+    target = hi - k  # its index in ascending order
+    lo = 0
+    hi -= 1
+    while lo < hi:
+        pivot = a[(lo + hi) // 2]
+        i = lo
+        j = hi
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while a[j] > pivot:
+                j -= 1
+            if i <= j:
+                t = a[i]
+                a[i] = a[j]
+                a[j] = t
+                i += 1
+                j -= 1
+        if target <= j:
+            hi = j
+        elif target >= i:
+            lo = i
+        else:
+            break
+    return a[target]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _min_plus_violation(X, M, mscale, n, edge_mask):
+    # largest x_uv - mscale * M[u, v] over the checked edges (the min-plus
+    # estimate of the largest triangle violation)
+    rowmax = np.zeros(n)
+    for u in prange(n):
+        best = 0.0
+        for v in range(u + 1, n):
+            if edge_mask[edge_row_offset(u, n) + v]:
+                viol = X[u, v] - mscale * M[u, v]
+                if viol > best:
+                    best = viol
+        rowmax[u] = best
+    return rowmax.max()
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _apex_counts(X, M, W, mscale, n, threshold, edge_mask, cap, rel, deep,
+                 cnt, lim, cut, rowmax):
+    # For every edge e = uv whose most violated triangle (min-plus argmin)
+    # is violated by more than threshold: one scan of every apex w; cnt[e]
+    # = the number of apexes whose triangle is violated by more than lim[e]
+    # = max(threshold, rel * best) (best = the edge's largest violation,
+    # exact float64), at most cap of them (cap > 0; then cut[e] = the
+    # cap-th largest violation, else -inf).  cnt[e] = 0 for the other
+    # edges.  Rows are dealt out cyclically over the threads, as in
+    # _triangle_hops_parallel.
+    nt = 64
+    for t in prange(nt):
+        buf = np.empty(n, dtype=np.float64)
+        for u in range(t, n, nt):
+            base = edge_row_offset(u, n)
+            best_row = 0.0
+            xu = X[u]
+            for v in range(u + 1, n):
+                e = base + v
+                cnt[e] = 0
+                if not edge_mask[e]:
+                    continue
+                xuv = xu[v]
+                viol = xuv - mscale * M[u, v]
+                if viol > 0.5 * threshold:
+                    w = W[u, v]
+                    viol = xuv - xu[w] - X[w, v]
+                    if viol > threshold and xuv - mscale * M[u, v] <= deep:
+                        # a shallow edge: its most violated triangle only
+                        cnt[e] = 1
+                        lim[e] = np.inf
+                    elif viol > threshold:
+                        xv = X[v]
+                        k = 0
+                        for w in range(n):
+                            s = xuv - xu[w] - xv[w]
+                            buf[k] = s
+                            k += s > threshold
+                        best = viol
+                        for i in range(k):
+                            if buf[i] > best:
+                                best = buf[i]
+                        viol = best
+                        lo = max(threshold, rel * best)
+                        if lo > threshold:
+                            kk = 0
+                            for i in range(k):
+                                if buf[i] > lo:
+                                    buf[kk] = buf[i]
+                                    kk += 1
+                            k = kk
+                        lim[e] = lo
+                        cut[e] = -np.inf
+                        if cap > 0 and k > cap:
+                            cut[e] = _kth_largest(buf, cap, k)
+                            k = cap
+                        cnt[e] = k
+                if viol > best_row:
+                    best_row = viol
+            rowmax[u] = best_row
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _apex_fill(X, W, n, cnt, lim, cut, offset, ce, path):
+    # the triangles counted by _apex_counts: those of edge e from offset[e],
+    # apexes above the cut in increasing order, then ties at the cut
+    nt = 64
+    for t in prange(nt):
+        for u in range(t, n, nt):
+            base = edge_row_offset(u, n)
+            xu = X[u]
+            for v in range(u + 1, n):
+                e = base + v
+                k = cnt[e]
+                if k == 0:
+                    continue
+                c = offset[e]
+                if lim[e] == np.inf:
+                    w = W[u, v]
+                    ce[c] = e
+                    path[2 * c] = edge_id(u, w, n)
+                    path[2 * c + 1] = edge_id(w, v, n)
+                    continue
+                xuv = xu[v]
+                xv = X[v]
+                lo = max(lim[e], cut[e])
+                stop = c + k
+                for w in range(n):
+                    s = xuv - xu[w] - xv[w]
+                    if s > lo:
+                        ce[c] = e
+                        path[2 * c] = edge_id(u, w, n)
+                        path[2 * c + 1] = edge_id(w, v, n)
+                        c += 1
+                lo = cut[e]
+                for w in range(n):
+                    if c == stop:
+                        break
+                    s = xuv - xu[w] - xv[w]
+                    if s == lo:
+                        ce[c] = e
+                        path[2 * c] = edge_id(u, w, n)
+                        path[2 * c + 1] = edge_id(w, v, n)
+                        c += 1
+
+
+def violated_apexes(X, Xp, M, W, n, threshold, edge_mask, mscale=1.0,
+                    cap=0, rel=0.0, depth=0.0):
+    """Several violated triangles of every edge violated by more than ``threshold``.
+
+    As :func:`violated_triangles`, but an edge ``uv`` whose most violated
+    triangle is violated by more than ``threshold`` contributes every apex
+    ``w`` with ``x_uv - x_uw - x_wv > max(threshold, rel * best_uv)``
+    (``best_uv`` its largest violation), the ``cap`` most violated of them
+    if ``cap > 0`` (ties at the cut broken by the lower apex).  On instances where one far pair is violated
+    through most apexes at once (Sonthalia & Gilbert's type 2: a pair with
+    disjoint label sets is violated by every node close to both), one call
+    supplies what one triangle per edge and call would supply in ``O(n)``
+    calls.  After the min-plus square (``O(n^3 / 2)``) it costs two scans
+    of ``O(n)`` per violated edge (count, then fill).  Returns ``(cons_edge, ptr, path,
+    max_violation)`` as :func:`violated_triangles` (exact float64
+    violations).
+
+    With ``depth > 0`` only the *deep* edges, whose min-plus violation
+    ``x_uv - min_w (x_uw + x_wv)`` exceeds ``depth`` times the largest one
+    of the call, are scanned; the others contribute their most violated
+    triangle, as in :func:`violated_triangles`.  That confines the scans
+    (and the added triangles) to the far pairs of a type 2 instance
+    instead of every edge the projections pushed over its bound.
+    """
+    m = n * (n - 1) // 2
+    if n < PARALLEL_MIN_NODES:
+        triangle_argmin_serial(Xp, M, W)
+    else:
+        triangle_argmin(Xp, M, W)
+    deep = -np.inf
+    if depth > 0.0:
+        deep = depth * _min_plus_violation(X, M, mscale, n, edge_mask)
+    cnt = np.empty(m, dtype=np.int64)
+    lim = np.empty(m, dtype=np.float64)
+    cut = np.empty(m, dtype=np.float64)
+    rowmax = np.zeros(n)
+    _apex_counts(X, M, W, mscale, n, threshold, edge_mask, int(cap),
+                 float(rel), deep, cnt, lim, cut, rowmax)
+    offset = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(cnt, out=offset[1:])
+    k = int(offset[-1])
+    ce = np.empty(k, dtype=np.int64)
+    path = np.empty(2 * k, dtype=np.int32)
+    _apex_fill(X, W, n, cnt, lim, cut, offset, ce, path)
+    ptr = np.arange(0, 2 * k + 1, 2, dtype=np.int64)
     return ce, ptr, path, float(rowmax.max()) if n else 0.0

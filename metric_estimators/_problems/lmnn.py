@@ -35,9 +35,12 @@ BLOCK = 1 << 21
 # distance and its weight (float64) during an objective evaluation.
 PAIR_BYTES = 32
 # max_impostors='auto' with impostor_memory='auto': the budget is this many
-# times the memory of X, and at least MIN_IMPOSTOR_MEMORY bytes.
+# times the memory of X, and at least MIN_IMPOSTOR_MEMORY bytes (1,000,000
+# pairs: PyLMNN's memory at its default of 500,000 sampled impostors; on
+# 7,000 training points of the panel's families a 64 MB floor gave the same
+# 3-NN accuracy at 1.4 to 1.5 times the CPU time, benchmarks/results/lmnn_ablation.md).
 AUTO_MEMORY_FACTOR = 4
-MIN_IMPOSTOR_MEMORY = 64 * 10**6
+MIN_IMPOSTOR_MEMORY = 32 * 10**6
 # Sampled searches with a sampling fraction at most this test the pair's
 # fixed number before its distance (no BLAS block; see _search_hashed).
 HASHED_SCAN_FRACTION = 0.05

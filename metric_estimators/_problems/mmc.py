@@ -28,10 +28,14 @@ a convex problem solved by L-BFGS-B with bounds.  Its solution has
 import numpy as np
 from scipy import linalg
 
-__all__ = ["MMCFullProblem", "MMCDiagonalProblem", "RIDGE"]
+__all__ = ["MMCFullProblem", "MMCPathProblem", "MMCDiagonalProblem", "RIDGE",
+           "PATH_BOUND_FRACTION"]
 
 #: relative floor of the eigenvalues of the similar-pairs scatter matrix W
 RIDGE = 1e-8
+#: projected-gradient path: the bound on sum_S d_A^2 is this fraction of the
+#: start's (metric-learn's choice), so the start is projected well inside
+PATH_BOUND_FRACTION = 1.0
 
 
 class MMCFullProblem:
@@ -75,6 +79,41 @@ class MMCFullProblem:
         """The metric ``A = R B R`` of ``B``."""
         A = self._R @ B @ self._R
         return (A + A.T) / 2.0
+
+
+class MMCPathProblem:
+    """The full-matrix problem in ``A`` itself, for Xing et al.'s projected gradient.
+
+    ``g(A) = sum_D ||v||_A`` and its gradient ``sum_D v v^T / (2 ||v||_A)``;
+    the constraint ``<W, A> <= bound`` with ``W = sum_S v v^T`` (the sum of
+    the squared similar distances is linear in ``A``), and ``A`` PSD.
+
+    Parameters
+    ----------
+    V_sim, V_dis : ndarray
+        Differences of the similar / dissimilar pairs.
+    """
+
+    def __init__(self, V_sim, V_dis):
+        self.W = V_sim.T @ V_sim
+        self.V_dis = V_dis
+        q_scale = float(np.einsum("ij,ij->", V_dis, V_dis)) / max(len(V_dis), 1)
+        self._q_floor = 1e-12 * max(q_scale, np.finfo(float).tiny)
+
+    def __call__(self, A):
+        """``(g(A), gradient)``."""
+        q = np.einsum("ij,ij->i", self.V_dis @ A, self.V_dis)
+        s = np.sqrt(np.maximum(q, self._q_floor))
+        G = (self.V_dis.T * (0.5 / s)) @ self.V_dis
+        return float(s.sum()), G
+
+    def similar_sum(self, A):
+        """``sum_S ||v||_A^2 = <W, A>``."""
+        return float(np.vdot(self.W, A))
+
+    def bound(self, A0):
+        """The right-hand side used for a start ``A0``."""
+        return PATH_BOUND_FRACTION * self.similar_sum(A0)
 
 
 class MMCDiagonalProblem:

@@ -20,6 +20,7 @@ edges_to_matrix = lazy_kernel("edges", "edges_to_matrix")
 short_edge_triangles = lazy_kernel("short_edge_triangles", "short_edge_triangles")
 apsp = lazy_kernel("shortest_paths", "apsp")
 violated_paths = lazy_kernel("shortest_paths", "violated_paths")
+violated_apexes = lazy_kernel("triangle_oracle", "violated_apexes")
 violated_triangles = lazy_kernel("triangle_oracle", "violated_triangles")
 
 __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
@@ -114,14 +115,45 @@ class DenseTriangleOracle(DenseShortestPathOracle):
     :func:`~metric_estimators._kernels.triangle_oracle.triangle_argmin`).
     It is the better choice when shortest paths are long (many near-zero
     lengths, as in correlation clustering).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    edge_mask : bool ndarray or None
+        As :class:`DenseShortestPathOracle`.
+    apexes : int, default=1
+        Triangles per violated edge and call: 1 is the most violated one;
+        ``k > 1`` the ``k`` most violated ones, and 0 every violated one,
+        among those violated by more than ``apex_rel`` times the edge's
+        largest violation
+        (:func:`~metric_estimators._kernels.triangle_oracle.violated_apexes`,
+        two ``O(n)`` scans per violated edge after the min-plus square).
+    apex_rel : float, default=0.0
+        See ``apexes``.
+    apex_depth : float, default=0.0
+        With ``apexes != 1``, only the edges whose violation exceeds this
+        fraction of the call's largest one get several triangles; the others
+        get their most violated one.
     """
+
+    def __init__(self, n, edge_mask=None, apexes=1, apex_rel=0.0,
+                 apex_depth=0.0):
+        super().__init__(n, edge_mask)
+        self.apexes = int(apexes)
+        self.apex_rel = float(apex_rel)
+        self.apex_depth = float(apex_depth)
 
     #: set by the driver: run on the numpy path (:mod:`~metric_estimators.solvers.numpy_kernels`)
     numpy = False
 
     def numpy_size(self):
-        """``("cycles", number of nodes)`` (see :func:`~metric_estimators.solvers.numpy_kernels.use_numpy`)."""
-        return "cycles", self.n
+        """``("cycles", number of nodes)`` (see :func:`~metric_estimators.solvers.numpy_kernels.use_numpy`).
+
+        Several triangles per edge (``apexes != 1``) have no numpy path:
+        ``("cycles_apexes", n)``, which the numpy path does not take.
+        """
+        return ("cycles" if self.apexes == 1 else "cycles_apexes"), self.n
 
     def __call__(self, x, threshold, active=None, precision="float64"):
         """Return the most violated triangle of each edge violated beyond ``threshold``.
@@ -161,9 +193,13 @@ class DenseTriangleOracle(DenseShortestPathOracle):
             np.multiply(X, 1.0 / mscale, out=Xp, casting="unsafe")
         if getattr(self, "_W", None) is None:
             self._W = np.empty((n, n), dtype=np.int32)
-        ce, ptr, path, maxv = violated_triangles(X, Xp, M, self._W, n,
-                                                 threshold, self.edge_mask,
-                                                 mscale)
+        if self.apexes == 1:
+            ce, ptr, path, maxv = violated_triangles(
+                X, Xp, M, self._W, n, threshold, self.edge_mask, mscale)
+        else:
+            ce, ptr, path, maxv = violated_apexes(
+                X, Xp, M, self._W, n, threshold, self.edge_mask, mscale,
+                cap=self.apexes, rel=self.apex_rel, depth=self.apex_depth)
         neg = float(-x.min()) if x.size else 0.0
         return ce, ptr, path, max(maxv, neg)
 
