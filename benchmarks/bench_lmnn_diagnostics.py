@@ -62,7 +62,9 @@ def render_profile(rows: list, stem: str) -> str:
          "evaluation = `LMNNObjective.__call__` (searches excluded). PyLMNN: evaluation = "
          "`_loss_grad_lbfgs` (an impostor search included in each), search = "
          "`_find_impostors` (inside the evaluations). Total CPU per phase is cProfile's "
-         "cumulative time (`benchmarks/workers/lmnn_diagnostics.py`)."])
+         "cumulative time (`benchmarks/workers/lmnn_diagnostics.py`). The warm-up fit does not "
+         "compile every numba kernel the full fit uses: with an empty numba cache (a fresh "
+         "checkout) run the command twice and keep the second."])
     columns = [Column("dataset", "dataset"),
                Column("n_train × d", lambda r: f"{r['n_train']} × {r['n_features']}"
                       if "n_train" in r else None),
