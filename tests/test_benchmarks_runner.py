@@ -221,3 +221,33 @@ def test_panel_generator_family_and_penbased_names():
     assert (X == X_ref).all()
     with pytest.raises(ValueError, match="unknown dataset"):
         load_dataset("mcf-300-12-2-1-15")
+
+
+def test_lmnn_diagnostics_worker_profiles_and_stops_where_asked():
+    from benchmarks import bench_lmnn_diagnostics as bench
+    from benchmarks.workers import lmnn_diagnostics as worker
+
+    prof = worker.run({"dataset": "wine", "impl": "ours", "params": {}, "study": "profile"})
+    assert prof["n_train"] == 124 and prof["n_iter"] >= 1
+    assert prof["evaluation_calls"] >= prof["n_iter"] and prof["search_calls"] >= 1
+    assert prof["target_neighbours_calls"] == 1
+    assert 0 < prof["search_cpu_s"] + prof["evaluation_cpu_s"] <= prof["fit_cpu"] + 1e-6
+    base = {"dataset": "wine", "impl": "ours", "study": "equal_objective", "stage": "ours"}
+    full = worker.run({**base, "params": {}})
+    same = worker.run({**base, "params": {"stop": "equal_iterations"}, "peer_n_iter": 2})
+    assert same["max_iter"] == 2 and same["n_iter"] <= 2
+    assert same["exact_objective"] >= full["exact_objective"] - 1e-9 * full["exact_objective"]
+    # the objective after 2 iterations is reached at the latest after 2 iterations
+    eq = worker.run({**base, "params": {"stop": "equal_objective"},
+                     "peer_objective": same["exact_objective"], "max_k": 2})
+    assert eq["max_iter"] <= 2 and eq["exact_objective"] <= same["exact_objective"]
+    never = worker.run({**base, "params": {"stop": "equal_objective"},
+                        "peer_objective": -1.0, "max_k": 1})
+    assert "never reached" in never["note"] and "exact_objective" not in never
+    with pytest.raises(ValueError, match="unknown study"):
+        worker.run({"dataset": "wine", "impl": "ours", "params": {}})
+    rows = [_row("wine", "ours", {}, **prof), _row("wine", "ours", {"stop": "equal_objective"},
+                                                   **never)]
+    assert "| wine | 124 × 13 | ours | – | " in bench.render_profile(rows[:1], "p")
+    text = bench.render_equal_objective(rows[1:], "e")
+    assert "| equal_objective |" in text and "never reached" in text
