@@ -285,6 +285,7 @@ class TripletHingeProblem:
         else:
             self.P = None
         self.numpy = use_numpy(self.points.shape[0]) and self.P is not None
+        self._gradient_kernel = None
 
     def _local(self, tr):
         # projections of the points of triplets ``tr`` and local indices
@@ -310,8 +311,10 @@ class TripletHingeProblem:
         if self.numpy:
             phi = batch if batch.dtype.kind == "f" else self.prepare(batch[None])[0]
             return batch_gradient_numpy(phi, w, out)
-        from .._kernels.scml import triplet_batch_gradient  # numba: on first need
-
+        triplet_batch_gradient = self._gradient_kernel
+        if triplet_batch_gradient is None:  # numba: on first need, imported once
+            from .._kernels.scml import triplet_batch_gradient
+            self._gradient_kernel = triplet_batch_gradient
         if self.P is not None:
             return triplet_batch_gradient(self.P, self.triplets, batch, w, out)
         P, local = self._local(self.triplets[batch])
