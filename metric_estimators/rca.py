@@ -58,13 +58,15 @@ class RCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
     Notes
     -----
     Cost ``O(p n_features^2 + n_features^3)`` for ``p`` chunklet points.
-    Rank deficiency: directions in which the points do not vary at all
-    (e.g. constant features) get weight 0, with a UserWarning: there is
-    nothing to learn there.  A direction in which the points vary but no
-    chunklet does has no finite RCA weight (``C`` is singular); it gets
-    weight 0 (the pseudo-inverse) with a UserWarning that says what to do:
-    give more or larger chunklets, or reduce the dimension (``n_components``
-    or a PCA).  metric-learn 0.7.0 warns and returns NaN in both cases.
+    Rank deficiency: directions in which the points of ``X`` do not vary at
+    all (e.g. constant or linearly dependent features) get weight 0,
+    silently: all points have the same coordinate there, so no distance
+    between them changes and no information is discarded.  A direction in
+    which the points vary but no chunklet does has no finite RCA weight
+    (``C`` is singular); it gets weight 0 (the pseudo-inverse), which
+    discards that variation, with a UserWarning that says what to do: give
+    more or larger chunklets, or reduce the dimension (``n_components`` or
+    a PCA).  metric-learn 0.7.0 warns and returns NaN in both cases.
 
     Examples
     --------
@@ -119,15 +121,9 @@ class RCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
         if rank == 0:
             raise ValueError("The points are all identical: RCA has "
                              "nothing to learn from.")
-        if rank < X.shape[1]:
-            warnings.warn(
-                f"[{type(self).__name__}] the points do not vary at all in "
-                f"{X.shape[1] - rank} of {X.shape[1]} directions (e.g. constant "
-                "or linearly dependent features): RCA's weight there is "
-                "undefined and is set to 0, so transform ignores them "
-                "(metric-learn returns NaN).  Remove such features first (e.g. "
-                "sklearn.feature_selection.VarianceThreshold, or a PCA) to "
-                "avoid this.", UserWarning, stacklevel=4)
+        # directions outside the range of S_t (rank < n_features: constant or
+        # linearly dependent features) get weight 0 silently: every point has
+        # the same coordinate there, so nothing is discarded
         if n_deficient:
             warnings.warn(
                 f"[{type(self).__name__}] the within-chunklet covariance is "

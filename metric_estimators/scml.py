@@ -290,7 +290,9 @@ class SCML(TripletsClassifierMixin, _BaseSCML):
     updates, plus ``n_points * n_features * n_basis`` for projecting the
     distinct points on the basis once (when that table fits in 256 MB;
     otherwise projections are computed per mini-batch) and
-    ``n_triplets * n_basis`` per checkpoint.
+    per checkpoint ``n_triplets * r`` for the full objective, evaluated in
+    the embedding of ``M`` (rank ``r <= min(nnz(w), n_features)``), plus
+    ``nnz(w) * n_features^2`` to factor ``M``.
 
     References
     ----------

@@ -9,6 +9,11 @@ solved by :func:`sklearn.covariance.graphical_lasso`.
 
 Differences from metric-learn 0.7.0 (same class names and parameters)
 ----------------------------------------------------------------------
+* ``balance_param`` defaults to ``'auto'`` (metric-learn: 0.5): half the
+  largest value for which ``S = prior covariance + balance_param * K`` is
+  positive definite, at most 0.5
+  (:func:`metric_estimators._problems.sdml.auto_balance`), so that a fit
+  at the defaults needs no shift; the value used is ``balance_param_``.
 * When the matrix ``S = prior covariance + balance_param * K`` handed to the
   graphical lasso is not positive definite -- the usual case for pairs drawn
   from labels, where dissimilar pairs outweigh similar ones -- metric-learn
@@ -37,7 +42,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import fill_doc
 from ._problems.logdet import prior_matrix
-from ._problems.sdml import largest_pd_balance, sdml_covariance, shift_to_pd
+from ._problems.sdml import (
+    auto_balance,
+    largest_pd_balance,
+    sdml_covariance,
+    shift_to_pd,
+)
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
 from ._tuple_classifiers import PairsClassifierMixin
 from ._validation import check_prior, validate_labelled_points
@@ -72,7 +82,8 @@ class _BaseSDML(MahalanobisMixin, BaseEstimator):
     """Shared parameters and the solver call of SDML and SDML_Supervised."""
 
     _parameter_constraints: dict = {
-        "balance_param": [Interval(Real, 0, None, closed="left")],
+        "balance_param": [StrOptions({"auto"}),
+                          Interval(Real, 0, None, closed="left")],
         "sparsity_param": [Interval(Real, 0, None, closed="left")],
         "prior": [StrOptions({"identity", "covariance", "random"}), "array-like"],
         "verbose": ["verbose"],
@@ -82,7 +93,7 @@ class _BaseSDML(MahalanobisMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, balance_param=0.5, sparsity_param=0.01, prior="identity",
+    def __init__(self, balance_param="auto", sparsity_param=0.01, prior="identity",
                  verbose=False, preprocessor=None, random_state=None, *,
                  max_iter=100, tol=1e-4):
         self.balance_param = balance_param
@@ -100,12 +111,21 @@ class _BaseSDML(MahalanobisMixin, BaseEstimator):
         prior = check_prior(self.prior, n_features)
         M0 = prior_matrix(prior, points, n_features, rng)
         P = np.linalg.inv(M0)
-        S = sdml_covariance(V, y, P, float(self.balance_param))
+        if isinstance(self.balance_param, str):  # "auto"
+            limit = largest_pd_balance(V, y, P)
+            balance = auto_balance(limit)
+            report.phase(f"balance_param='auto': {balance:.4g} (S is positive "
+                         f"definite below {limit:.4g})")
+        else:
+            limit, balance = None, float(self.balance_param)
+        S = sdml_covariance(V, y, P, balance)
         S_pd, tau, eig = shift_to_pd(S)
         report.phase(f"{V.shape[0]} pairs; S eigenvalues in [{eig[0]:.4g}, "
                      f"{eig[-1]:.4g}], shift {tau:.4g}")
         if tau > 0:
-            self._warn_shift(V, y, P, eig, tau)
+            if limit is None:
+                limit = largest_pd_balance(V, y, P)
+            self._warn_shift(limit, balance, eig, tau)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             M, costs, n_iter = _graphical_lasso(S_pd, self, eig, tau)
@@ -127,6 +147,7 @@ class _BaseSDML(MahalanobisMixin, BaseEstimator):
         self.n_iter_ = int(n_iter)
         self.loss_curve_ = np.array([c[0] for c in costs], dtype=np.float64)
         self.dual_gap_curve_ = np.array([c[1] for c in costs], dtype=np.float64)
+        self.balance_param_ = balance
         self.shift_ = tau
         self.prior_ = M0
         if any(issubclass(w.category, ConvergenceWarning) for w in caught):
@@ -141,11 +162,10 @@ class _BaseSDML(MahalanobisMixin, BaseEstimator):
         return self
 
 
-    def _warn_shift(self, V, y, P, eig, tau):
-        limit = largest_pd_balance(V, y, P)
-        if limit < self.balance_param:
-            advice = (f"balance_param below {limit:.3g} (now "
-                      f"{self.balance_param:g})")
+    def _warn_shift(self, limit, balance, eig, tau):
+        if limit < balance:
+            advice = (f"balance_param below {limit:.3g} (now {balance:g}), "
+                      "e.g. balance_param='auto',")
         else:
             advice = "a better conditioned prior"
         warnings.warn(
@@ -167,8 +187,13 @@ class SDML(PairsClassifierMixin, _BaseSDML):
 
     Parameters
     ----------
-    balance_param : float, default=0.5
-        Weight ``eta`` of the pair term.
+    balance_param : 'auto' or float, default='auto'
+        Weight ``eta`` of the pair term.  ``'auto'``: half the largest
+        ``eta`` for which ``S = P + eta * K`` is positive definite, at most
+        0.5 (metric-learn's default, which ``'auto'`` is whenever ``S``
+        stays positive definite up to ``eta = 1``), so that no shift is
+        needed; see :ref:`sdml_guide`.  A float is used as it is, shifted
+        with a warning where ``S`` is not positive definite.
     sparsity_param : float, default=0.01
         Weight ``lambda`` of the off-diagonal L1 penalty.
     prior : {'identity', 'covariance', 'random'} or array of shape \
@@ -191,9 +216,12 @@ class SDML(PairsClassifierMixin, _BaseSDML):
     ----------
     components_ : ndarray of shape (n_features, n_features)
         ``L`` with ``M = L^T L``.
+    balance_param_ : float
+        The ``eta`` used (the value ``'auto'`` chose, or ``balance_param``).
     shift_ : float
         The multiple of the identity added to ``S`` to make it positive
-        definite (0 when it already was, else with a warning that says which
+        definite (0 when it already was, always with ``balance_param='auto'``
+        on a well-conditioned prior; else with a warning that says which
         ``balance_param`` avoids it); see the module docstring.
     prior_ : ndarray of shape (n_features, n_features)
         ``M0``.
@@ -264,7 +292,7 @@ class SDML_Supervised(TransformerMixin, _BaseSDML):
 
     Attributes
     ----------
-    components_, shift_, prior_, n_iter_, loss_curve_, dual_gap_curve_, n_features_in_
+    components_, balance_param_, shift_, prior_, n_iter_, loss_curve_, dual_gap_curve_, n_features_in_
         As in :class:`SDML`.
     pairs_ : ndarray of shape (n_pairs, 2)
         The drawn index pairs into ``X``.
@@ -277,7 +305,7 @@ class SDML_Supervised(TransformerMixin, _BaseSDML):
         "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, balance_param=0.5, sparsity_param=0.01, prior="identity",
+    def __init__(self, balance_param="auto", sparsity_param=0.01, prior="identity",
                  n_constraints=None, verbose=False, preprocessor=None,
                  random_state=None, *, max_iter=100, tol=1e-4):
         super().__init__(balance_param=balance_param,

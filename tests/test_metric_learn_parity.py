@@ -221,10 +221,11 @@ def test_sdml_shift_warns_and_names_the_balance_param_that_avoids_it():
     """metric-learn's SDML raises where S is not positive definite (its
     test_sdml_raises_warning_non_psd); here S is shifted, with a warning that
     names the largest balance_param for which S is positive definite, and
-    that balance_param indeed needs no shift."""
+    that balance_param indeed needs no shift.  metric-learn's test uses its
+    default 0.5; the default here, 'auto', needs no shift on the same data."""
     X, y = load_iris(return_X_y=True)
     with pytest.warns(UserWarning, match=r"shift_=.*balance_param below ([0-9.e-]+)") as rec:
-        est = SDML_Supervised(random_state=0).fit(X, y)
+        est = SDML_Supervised(balance_param=0.5, random_state=0).fit(X, y)
     assert est.shift_ > 0
     text = next(str(w.message) for w in rec if "shift_" in str(w.message))
     limit = float(text.split("balance_param below ")[1].split(" ")[0])
@@ -237,6 +238,10 @@ def test_sdml_shift_warns_and_names_the_balance_param_that_avoids_it():
     with pytest.warns(UserWarning, match="shift_"):
         above.fit(X, y)
     assert above.shift_ > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        default = SDML_Supervised(random_state=0).fit(X, y)
+    assert default.shift_ == 0.0 and default.balance_param_ < limit
 
 
 def test_sdml_without_shift_does_not_warn():
@@ -250,25 +255,50 @@ def test_sdml_without_shift_does_not_warn():
 
 # -- RCA: directions without variance -----------------------------------------
 
-def test_rca_constant_feature_warns():
+def test_rca_constant_feature_is_dropped_without_warning():
     """metric-learn's RCA warns that the inner covariance is not invertible
     when a feature does not vary (test_rca's constant-feature case, and
-    digits); here that direction gets weight 0, with a warning."""
+    digits) and returns NaN.  Here that direction gets weight 0, silently:
+    every point has the same coordinate there, so nothing is discarded; the
+    other features get the map fitted without the constant one."""
     X, y = load_iris(return_X_y=True)
     Xc = np.c_[X, np.full(len(X), 3.0)]
-    with pytest.warns(UserWarning, match="do not vary at all in 1 of 5"):
-        est = RCA_Supervised(n_chunks=30, random_state=0).fit(Xc, y)
-    np.testing.assert_allclose(est.components_[:, -1], 0.0, atol=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        RCA_Supervised(n_chunks=30, random_state=0).fit(X, y)
+        est = RCA_Supervised(n_chunks=30, random_state=0).fit(Xc, y)
+        ref = RCA_Supervised(n_chunks=30, random_state=0).fit(X, y)
+    np.testing.assert_allclose(est.components_[:, -1], 0.0, atol=1e-12)
+    np.testing.assert_allclose(est.components_[:4, :4], ref.components_,
+                               rtol=1e-9, atol=1e-10)
 
 
-def test_rca_linearly_dependent_features_warn():
+def test_rca_linearly_dependent_features_are_dropped_without_warning():
+    """metric-learn's test_rank_deficient_returns_warning: a fifth feature
+    that is a combination of two others.  The points do not vary along the
+    null direction, so its weight 0 discards nothing: no warning, and the
+    distances are those of RCA on the four independent features."""
     X, y = _iris_with_dependent_feature()
     chunks = np.arange(len(X)) // 5
-    with pytest.warns(UserWarning, match="1 of 5 directions"):
-        RCA().fit(X, chunks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est = RCA().fit(X, chunks)
+        ref = RCA().fit(X[:, :4], chunks)
+    np.testing.assert_allclose(est.transform(X) @ est.transform(X).T,
+                               ref.transform(X[:, :4]) @ ref.transform(X[:, :4]).T,
+                               rtol=1e-7, atol=1e-7)
+
+
+def test_rca_discarded_variation_warns():
+    """A feature that varies in X but is constant within every chunklet:
+    RCA's weight there would be infinite, the pseudo-inverse discards that
+    variation, and the warning says so (metric-learn: NaN)."""
+    X, y = load_iris(return_X_y=True)
+    chunks = np.arange(len(X)) // 5
+    Xv = np.c_[X, chunks.astype(float)]  # constant in each chunklet only
+    with pytest.warns(UserWarning, match=r"within-chunklet covariance is "
+                                         r"singular: 1 direction"):
+        est = RCA().fit(Xv, chunks)
+    assert np.all(np.isfinite(est.components_))
 
 
 # -- LFDA: the local scaling is Sugiyama's --------------------------------------

@@ -75,14 +75,43 @@ def test_rank_deficient_chunklets_warn_and_give_a_finite_metric():
                                rtol=1e-8, atol=1e-8)
 
 
-def test_constant_feature_gets_weight_zero_with_warning():
+def test_constant_feature_gets_weight_zero_without_warning():
+    """A constant input column: X has no variance there, so its weight 0
+    discards nothing; no warning, and the other features get the same map
+    as without the column."""
     X, chunks = _data()
     Xc = np.c_[X, np.full(len(X), 2.0)]
-    with pytest.warns(UserWarning, match="do not vary at all in 1 of 5"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         rca = RCA().fit(Xc, chunks)
+        sup = RCA_Supervised(random_state=0).fit(Xc, chunks % 3)
     np.testing.assert_allclose(rca.components_[:, -1], 0.0, atol=1e-12)
+    np.testing.assert_allclose(rca.components_[-1], 0.0, atol=1e-12)
     np.testing.assert_allclose(rca.components_[:4, :4], RCA().fit(X, chunks).components_,
                                rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(
+        sup.components_[:4, :4],
+        RCA_Supervised(random_state=0).fit(X, chunks % 3).components_,
+        rtol=1e-9, atol=1e-10)
+
+
+def test_variation_constant_within_every_chunklet_warns():
+    """A direction in which X varies but every chunklet is constant: the
+    weight would be infinite; the pseudo-inverse gives 0, which discards
+    that variation, so it warns.  The map is the pseudo-inverse square root
+    of C (plain numpy)."""
+    X, chunks = _data()
+    # a feature that is a function of the chunklet (varies across them),
+    # and 0 for the points in no chunklet
+    X = np.c_[X, np.where(chunks >= 0, np.sin(chunks + 1.0), 0.0)]
+    with pytest.warns(UserWarning, match=r"within-chunklet covariance is singular: "
+                                         r"1 direction"):
+        rca = RCA().fit(X, chunks)
+    C = within_chunklet_cov(X, chunks)
+    w, U = np.linalg.eigh(C)
+    inv = np.where(w > 1e-10 * w[-1], 1.0 / np.sqrt(np.clip(w, 1e-300, None)), 0.0)
+    np.testing.assert_allclose(rca.components_, (U * inv) @ U.T, rtol=1e-7,
+                               atol=1e-9)
 
 
 def test_supervised_draws_chunks_through_constraints():

@@ -9,7 +9,7 @@ from sklearn.covariance import graphical_lasso
 
 import metric_estimators.sdml as sdml_module
 from metric_estimators import SDML, SDML_Supervised
-from metric_estimators._problems.sdml import SHIFT_MARGIN
+from metric_estimators._problems.sdml import AUTO_FRACTION, AUTO_MAX, SHIFT_MARGIN
 
 
 def reference_S(pairs, y, prior_inverse, balance):
@@ -59,12 +59,14 @@ def test_normal_case_is_the_graphical_lasso_of_S():
 
 
 def test_shift_where_metric_learn_fails(iris):
-    """Pairs from iris' labels (SDML_Supervised's defaults): S is indefinite;
+    """Pairs from iris' labels with metric-learn's default balance_param=0.5:
+    S is indefinite;
     scikit-learn's graphical lasso on S returns a matrix that is not PSD,
     which metric-learn 0.7.0 reports as an error.  Here S is shifted by the
     documented amount and the result is the graphical lasso of S + shift I."""
     X, y = iris
-    sdml = SDML_Supervised(random_state=0).fit(X, y)
+    with pytest.warns(UserWarning, match="shift_="):
+        sdml = SDML_Supervised(balance_param=0.5, random_state=0).fit(X, y)
     pairs = X[sdml.pairs_]
     S = reference_S(pairs, sdml.pair_labels_, np.eye(4), 0.5)
     w = np.linalg.eigvalsh(S)
@@ -135,3 +137,96 @@ def test_history_and_verbose(capsys):
     assert sdml.n_iter_ == len(sdml.loss_curve_) == len(sdml.dual_gap_curve_)
     out = capsys.readouterr().out
     assert "[SDML]" in out and "shift 0" in out and "Dual gap" in out
+
+
+def reference_largest_balance(pairs, y, prior_inverse):
+    """The supremum of eta with P + eta K positive definite, by bisection on
+    the smallest eigenvalue of the reference S (independent of the pencil)."""
+    def pd(eta):
+        return np.linalg.eigvalsh(reference_S(pairs, y, prior_inverse, eta))[0] > 0
+    lo, hi = 0.0, 1.0
+    while pd(hi):
+        lo, hi = hi, 2 * hi
+        if hi > 1e12:
+            return np.inf
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if pd(mid) else (lo, mid)
+    return (lo + hi) / 2
+
+
+def test_auto_balance_needs_no_shift_where_half_shifts(iris):
+    """balance_param='auto' (the default) on pairs where metric-learn's 0.5
+    needs a shift: half the largest eta keeping S positive definite, no
+    shift, no warning, and the graphical lasso of the unshifted S."""
+    X, y = iris
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        auto = SDML_Supervised(random_state=0).fit(X, y)
+    assert SDML_Supervised().balance_param == "auto"
+    assert auto.shift_ == 0.0
+    pairs = X[auto.pairs_]
+    limit = reference_largest_balance(pairs, auto.pair_labels_, np.eye(4))
+    assert limit < 0.5  # so that 0.5 shifts (below)
+    np.testing.assert_allclose(auto.balance_param_, AUTO_FRACTION * limit,
+                               rtol=1e-8)
+    S = reference_S(pairs, auto.pair_labels_, np.eye(4), auto.balance_param_)
+    assert np.linalg.eigvalsh(S)[0] > 0
+    _, M = graphical_lasso(S, alpha=0.01)
+    np.testing.assert_allclose(auto.get_mahalanobis_matrix(), M, rtol=1e-6,
+                               atol=1e-12)
+    # the explicit value equal to the one chosen gives the same metric
+    same = SDML_Supervised(balance_param=auto.balance_param_,
+                           random_state=0).fit(X, y)
+    np.testing.assert_array_equal(same.components_, auto.components_)
+    # metric-learn's 0.5 on the same pairs still shifts, with the warning
+    # that names the limit and 'auto'
+    with pytest.warns(UserWarning, match=r"shift_=.*balance_param below "
+                                         r".*balance_param='auto'"):
+        half = SDML_Supervised(balance_param=0.5, random_state=0).fit(X, y)
+    assert half.shift_ > 0 and half.balance_param_ == 0.5
+    np.testing.assert_array_equal(half.pairs_, auto.pairs_)
+
+
+def test_auto_balance_is_capped_where_S_stays_positive_definite():
+    """Mostly similar pairs (K positive semidefinite): every eta keeps S
+    positive definite and 'auto' is metric-learn's 0.5, the same fit as the
+    explicit value.  With a finite limit above 1 it is 0.5 too."""
+    pairs, y = well_posed_pairs()
+    y = np.ones_like(y)
+    auto = SDML(sparsity_param=0.05).fit(pairs, y)
+    assert auto.balance_param_ == AUTO_MAX == 0.5 and auto.shift_ == 0.0
+    explicit = SDML(balance_param=0.5, sparsity_param=0.05).fit(pairs, y)
+    np.testing.assert_array_equal(auto.components_, explicit.components_)
+    # similar pairs that differ in the first two features only and one
+    # dissimilar pair 0.1 apart in the third: K has the eigenvalue -0.01,
+    # the limit is 100
+    pairs = pairs.copy()
+    pairs[:, 1, 2] = pairs[:, 0, 2]
+    y[0] = -1
+    pairs[0, 1] = pairs[0, 0] + [0.0, 0.0, 0.1]
+    limit = reference_largest_balance(pairs, y, np.eye(3))
+    np.testing.assert_allclose(limit, 100.0, rtol=1e-6)
+    assert SDML(sparsity_param=0.05).fit(pairs, y).balance_param_ == 0.5
+
+
+def test_auto_balance_with_a_prior(iris):
+    """The limit is relative to the prior's inverse P: 'auto' is half of it
+    for a non-identity prior too, and S is positive definite."""
+    X, y = iris
+    prior = np.diag([1.0, 4.0, 0.25, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = SDML_Supervised(prior=prior, random_state=0).fit(X, y)
+    P = np.linalg.inv(prior)
+    limit = reference_largest_balance(X[est.pairs_], est.pair_labels_, P)
+    np.testing.assert_allclose(est.balance_param_, AUTO_FRACTION * limit,
+                               rtol=1e-8)
+    assert est.shift_ == 0.0
+
+
+@pytest.mark.parametrize("value", ["Auto", "half", -0.1, None])
+def test_balance_param_validation(value, iris):
+    X, y = iris
+    with pytest.raises((ValueError, TypeError), match="balance_param"):
+        SDML_Supervised(balance_param=value).fit(X, y)

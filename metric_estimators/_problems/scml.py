@@ -285,6 +285,7 @@ class TripletHingeProblem:
         else:
             self.P = None
         self.numpy = use_numpy(self.points.shape[0]) and self.P is not None
+        self._gradient_kernel = None
 
     def _local(self, tr):
         # projections of the points of triplets ``tr`` and local indices
@@ -310,29 +311,52 @@ class TripletHingeProblem:
         if self.numpy:
             phi = batch if batch.dtype.kind == "f" else self.prepare(batch[None])[0]
             return batch_gradient_numpy(phi, w, out)
-        from .._kernels.scml import triplet_batch_gradient  # numba: on first need
-
+        triplet_batch_gradient = self._gradient_kernel
+        if triplet_batch_gradient is None:  # numba: on first need, imported once
+            from .._kernels.scml import triplet_batch_gradient
+            self._gradient_kernel = triplet_batch_gradient
         if self.P is not None:
             return triplet_batch_gradient(self.P, self.triplets, batch, w, out)
         P, local = self._local(self.triplets[batch])
         return triplet_batch_gradient(P, local, np.arange(batch.size), w, out)
 
+    def embedding(self, w):
+        """``Z = points @ L.T`` with ``L^T L = M = sum_k w_k b_k b_k^T`` (``w >= 0``).
+
+        ``d_w(a, b) = ||Z_a - Z_b||^2``.  ``L`` has one row per basis
+        element of non-zero weight (``sqrt(w_k) b_k``) when there are at most
+        ``n_features`` of them, else one per positive eigenvalue of ``M``
+        (at most ``n_features``): the full objective then costs
+        ``n_triplets * min(nnz(w), n_features)`` instead of ``n_triplets *
+        n_basis``.
+        """
+        nz = np.flatnonzero(w)
+        if nz.size <= self.points.shape[1]:
+            L = np.sqrt(w[nz])[:, None] * self.basis[nz]
+        else:
+            B = self.basis[nz]
+            M = (B.T * w[nz]) @ B
+            lam, U = linalg.eigh((M + M.T) / 2.0, check_finite=False)
+            keep = lam > 0.0
+            L = (U[:, keep] * np.sqrt(lam[keep])).T
+        return np.ascontiguousarray(self.points @ L.T)
+
     def hinges(self, w):
-        """Hinge of every triplet at weights ``w``."""
+        """Hinge of every triplet at weights ``w``: ``max(0, 1 + d_w(a, b) - d_w(a, c))``.
+
+        Computed in the embedding of :meth:`embedding` (the same value as
+        ``1 + w . phi`` up to rounding).
+        """
+        Z = self.embedding(w)
+        ones = np.ones(Z.shape[1])
         if self.numpy:
-            return hinges_numpy(self.P, self.triplets, w)
+            return hinges_numpy(Z, self.triplets, ones)
         from .._kernels.scml import triplet_hinges, triplet_hinges_parallel
 
-        if self.P is not None:
-            kernel = (triplet_hinges_parallel
-                      if self.n_triplets * self.n_basis > PARALLEL_WORK
-                      else triplet_hinges)
-            return kernel(self.P, self.triplets, w)
-        out = np.empty(self.n_triplets)
-        for s in range(0, self.n_triplets, CHUNK):
-            P, local = self._local(self.triplets[s:s + CHUNK])
-            out[s:s + CHUNK] = triplet_hinges(P, local, w)
-        return out
+        kernel = (triplet_hinges_parallel
+                  if self.n_triplets * Z.shape[1] > PARALLEL_WORK
+                  else triplet_hinges)
+        return kernel(Z, self.triplets, ones)
 
     def objective(self, w):
         """``(f(w), number of triplets with a positive hinge)``."""

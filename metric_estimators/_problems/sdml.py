@@ -22,18 +22,29 @@ that makes ``S`` PSD plus a margin of ``SHIFT_MARGIN`` times the spread of
 its eigenvalues, so that the smallest eigenvalue of the shifted ``S`` is
 ``SHIFT_MARGIN * (lambda_max - lambda_min)``.  ``S`` that is already
 positive definite is left as it is (``tau = 0``).
+
+``balance_param='auto'`` avoids the shift: :func:`auto_balance` takes
+``AUTO_FRACTION`` of the largest ``eta`` for which ``S`` is positive
+definite (:func:`largest_pd_balance`), at most ``AUTO_MAX`` (metric-learn's
+default 0.5).  With ``eta`` at half that limit, every eigenvalue of the
+pencil ``(S, P)`` is at least 1/2, so ``S`` is positive definite with a
+margin and the problem is metric-learn's, unshifted.
 """
 
 import numpy as np
 from scipy import linalg
 
-__all__ = ["SHIFT_MARGIN", "sdml_covariance", "shift_to_pd",
-           "largest_pd_balance"]
+__all__ = ["SHIFT_MARGIN", "AUTO_FRACTION", "AUTO_MAX", "sdml_covariance",
+           "shift_to_pd", "largest_pd_balance", "auto_balance"]
 
 #: smallest eigenvalue of a shifted S, relative to the spread of S's spectrum
 SHIFT_MARGIN = 0.1
 #: S is positive definite enough when lambda_min > PD_TOL * lambda_max
 PD_TOL = 1e-8
+#: balance_param='auto': this fraction of the largest eta keeping S PD ...
+AUTO_FRACTION = 0.5
+#: ... and at most metric-learn's default balance_param
+AUTO_MAX = 0.5
 
 
 def sdml_covariance(V, y, P, balance_param):
@@ -71,3 +82,14 @@ def largest_pd_balance(V, y, P):
     K = (V.T * y.astype(np.float64)) @ V
     mu = linalg.eigh((K + K.T) / 2.0, (P + P.T) / 2.0, eigvals_only=True)
     return np.inf if mu[0] >= 0 else float(-1.0 / mu[0])
+
+
+def auto_balance(limit):
+    """``balance_param='auto'``: ``min(AUTO_MAX, AUTO_FRACTION * limit)``.
+
+    ``limit`` is :func:`largest_pd_balance`'s value (``inf`` when ``K`` is
+    positive semidefinite, which gives ``AUTO_MAX``).  Then ``P + eta K``
+    has pencil eigenvalues ``1 + eta * mu >= 1 - AUTO_FRACTION`` relative
+    to ``P``: positive definite, no shift.
+    """
+    return float(min(AUTO_MAX, AUTO_FRACTION * limit))
