@@ -14,7 +14,7 @@ import numpy as np
 from scipy import linalg
 from sklearn.utils import check_random_state
 
-from ._validation import check_array_2d
+from ._validation import check_array_2d, require_positive_definite
 from .exceptions import NonPSDError
 
 __all__ = ["check_positive_definite", "gram_factor", "initialize_components",
@@ -77,12 +77,7 @@ def check_positive_definite(M, name, *, tol=1e-10):
     if not np.all(np.isfinite(M)):
         raise ValueError(f"{name} contains NaN or infinity.")
     M = (M + M.T) / 2
-    w = np.linalg.eigvalsh(M)
-    if w[0] <= tol * max(w[-1], 0.0) or w[0] <= 0:
-        raise NonPSDError(
-            f"{name} must be positive definite; its smallest eigenvalue is "
-            f"{w[0]:.3g}."
-        )
+    require_positive_definite(M, name, tol=tol)
     return M
 
 

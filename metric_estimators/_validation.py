@@ -753,15 +753,21 @@ def _check_symmetric_sparse(M, name, *, nonnegative, zero_diagonal,
     return M
 
 
-def check_pd_matrix(M, name, size=None, *, tol=1e-10):
-    """Validate a symmetric positive definite matrix and return it symmetrised."""
-    M = check_symmetric_matrix(M, name, size, rtol=1e-8)
+def require_positive_definite(M, name, *, tol=1e-10):
+    """Raise NonPSDError unless the symmetric ``M``'s smallest eigenvalue is
+    positive and above ``tol`` times its largest."""
     w = np.linalg.eigvalsh(M)
     if w[0] <= tol * max(w[-1], 0.0) or w[0] <= 0:
         raise NonPSDError(
             f"{name} must be positive definite; its smallest eigenvalue is "
             f"{w[0]:.3g}."
         )
+
+
+def check_pd_matrix(M, name, size=None, *, tol=1e-10):
+    """Validate a symmetric positive definite matrix and return it symmetrised."""
+    M = check_symmetric_matrix(M, name, size, rtol=1e-8)
+    require_positive_definite(M, name, tol=tol)
     return M
 
 
