@@ -6,7 +6,12 @@ The pair projections, the triangle projection and the short-edge oracle.
 import numpy as np
 import pytest
 
-from metric_estimators._kernels.cc_pair_projections import project_pairs_w
+from metric_estimators._kernels.cc_pair_projections import (
+    PARALLEL_MIN_PAIRS,
+    _pair_step,
+    project_pairs_w,
+    project_pairs_w_subset,
+)
 from metric_estimators._kernels.cycle_projections import project_paths_l2
 from metric_estimators._kernels.short_edge_triangles import (
     _edge_ends,
@@ -67,6 +72,42 @@ def test_pair_projection_is_weight_independent_in_x_and_scales_duals():
     # the result is feasible for the pair constraints
     x, f = out[0][0], out[0][1]
     assert np.all(f >= np.abs(x - d) - 1e-12)
+
+
+def _pairs_one_by_one(x, f, d, w, z_above, z_below, edges):
+    # reference: the pair steps in order, one call each (serial by design)
+    resid = 0.0
+    for e in edges:
+        resid = max(resid, _pair_step.py_func(x, f, d, w, z_above, z_below,
+                                              int(e)))
+    return resid
+
+
+@pytest.mark.parametrize("subset", [False, True])
+def test_parallel_pair_pass_equals_the_serial_pass(subset):
+    # above PARALLEL_MIN_PAIRS the pairs are dealt out to the threads in
+    # blocks; the pairs are independent, so the result must be bit-for-bit
+    # that of one pair after the other (zero weights, positive duals and a
+    # ragged last block included)
+    rng = np.random.default_rng(0)
+    m = 2 * PARALLEL_MIN_PAIRS + 12345
+    d = (rng.random(m) < 0.7).astype(float)
+    w = np.where(rng.random(m) < 0.1, 0.0, rng.lognormal(0.0, 1.0, m))
+    x = d + rng.normal(0.0, 0.3, m)
+    f = rng.normal(0.0, 0.3, m)
+    z_above = np.where(rng.random(m) < 0.3, rng.random(m), 0.0)
+    z_below = np.where(rng.random(m) < 0.3, rng.random(m), 0.0)
+    edges = (np.flatnonzero(rng.random(m) < 0.8) if subset
+             else np.arange(m))
+    ref = [a.copy() for a in (x, f, z_above, z_below)]
+    r_ref = _pairs_one_by_one(*ref[:2], d, w, *ref[2:], edges)
+    if subset:
+        r = project_pairs_w_subset(x, f, d, w, z_above, z_below, edges)
+    else:
+        r = project_pairs_w(x, f, d, w, z_above, z_below)
+    assert r == r_ref and r > 0.0
+    for a, b in zip((x, f, z_above, z_below), ref):
+        assert np.array_equal(a, b)
 
 
 def test_triangle_projection_is_the_weighted_projection():

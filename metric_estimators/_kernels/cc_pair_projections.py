@@ -19,15 +19,28 @@ corrected by the dual (:func:`~metric_estimators._kernels.bregman.hildreth_corre
   QP's own units) are ``w_e`` times the step.
 * :func:`project_pairs_w_subset` -- the same over a subset of the pairs.
 
+The two constraints of a pair touch only that pair's ``x_e`` and ``f_e``, so
+the pairs are independent: from :data:`PARALLEL_MIN_PAIRS` pairs on, a pass
+deals contiguous blocks of pairs out to the threads (numba ``prange``); the
+result is bit-for-bit that of the serial pass.
+
 The triangle constraints are projected by the metric problems' common
 kernel, :func:`~metric_estimators._kernels.cycle_projections.project_paths_l2`.
 """
 
-from numba import njit
+import numpy as np
+from numba import njit, prange
 
 from .bregman import hildreth_correction
 
-__all__ = ["project_pairs_w", "project_pairs_w_subset"]
+__all__ = ["PARALLEL_MIN_PAIRS", "project_pairs_w", "project_pairs_w_subset"]
+
+#: From this many pairs on, a pass runs on every thread (below, the threads'
+#: start-up costs more than the pass).
+PARALLEL_MIN_PAIRS = 1 << 16
+
+#: pairs per block of the parallel pass
+_BLOCK = 1 << 14
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -61,6 +74,29 @@ def _pair_step(x, f, d, w, z_above, z_below, e):
 
 
 @njit(cache=True, nogil=True)
+def _pairs_serial(x, f, d, w, z_above, z_below, edges, lo, hi, subset):
+    # pairs edges[lo:hi] (subset) or lo..hi-1; their largest residual
+    resid = 0.0
+    for q in range(lo, hi):
+        e = edges[q] if subset else q
+        r = _pair_step(x, f, d, w, z_above, z_below, e)
+        if r > resid:
+            resid = r
+    return resid
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _pairs_parallel(x, f, d, w, z_above, z_below, edges, count, subset):
+    # blocks of _BLOCK pairs over the threads; the pairs are independent
+    nb = (count + _BLOCK - 1) // _BLOCK
+    resid = np.zeros(nb)
+    for b in prange(nb):
+        resid[b] = _pairs_serial(x, f, d, w, z_above, z_below, edges,
+                                 b * _BLOCK, min(count, (b + 1) * _BLOCK),
+                                 subset)
+    return resid.max() if nb else 0.0
+
+
 def project_pairs_w(x, f, d, w, z_above, z_below):
     """Hildreth pass over the pair constraints of every pair with ``w > 0``.
 
@@ -68,20 +104,22 @@ def project_pairs_w(x, f, d, w, z_above, z_below):
     no pair constraint (their ``f`` is unused).  Returns the largest
     complementary-slackness residual (in the units of ``x``).
     """
-    resid = 0.0
-    for e in range(x.shape[0]):
-        r = _pair_step(x, f, d, w, z_above, z_below, e)
-        if r > resid:
-            resid = r
-    return resid
+    m = x.shape[0]
+    if m >= PARALLEL_MIN_PAIRS:
+        return float(_pairs_parallel(x, f, d, w, z_above, z_below, _NO_EDGES,
+                                     m, False))
+    return float(_pairs_serial(x, f, d, w, z_above, z_below, _NO_EDGES, 0, m,
+                               False))
 
 
-@njit(cache=True, nogil=True)
 def project_pairs_w_subset(x, f, d, w, z_above, z_below, edges):
-    """:func:`project_pairs_w` restricted to the pairs ``edges``."""
-    resid = 0.0
-    for q in range(edges.shape[0]):
-        r = _pair_step(x, f, d, w, z_above, z_below, edges[q])
-        if r > resid:
-            resid = r
-    return resid
+    """:func:`project_pairs_w` restricted to the distinct pairs ``edges``."""
+    k = edges.shape[0]
+    if k >= PARALLEL_MIN_PAIRS:
+        return float(_pairs_parallel(x, f, d, w, z_above, z_below, edges, k,
+                                     True))
+    return float(_pairs_serial(x, f, d, w, z_above, z_below, edges, 0, k,
+                               True))
+
+
+_NO_EDGES = np.empty(0, dtype=np.int64)
