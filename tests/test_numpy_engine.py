@@ -548,6 +548,23 @@ def test_sparse_one_element_moves_give_the_kernels_labels(seed):
     np.testing.assert_array_equal(la, lb)
 
 
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sparse_cost_gives_the_kernels_bits(seed):
+    rng = np.random.RandomState(seed)
+    m, n = 500, 90
+    rows = rng.randint(0, n, m).astype(np.int64)
+    cols = rng.randint(0, n, m).astype(np.int64)
+    a = rng.randn(m) * 10.0 ** rng.randint(-8, 8, m)
+    a[::7] = 0.0
+    labels = rng.randint(0, 3 if seed else n, n).astype(np.int64)
+    got = npk.sparse_cost(rows, cols, a, labels)
+    want = nb_moves.sparse_cost(rows, cols, a, labels)
+    assert got == want
+    same = labels[rows] == labels[cols]
+    assert np.isclose(got, a[(a > 0) & ~same].sum() - a[(a < 0) & same].sum())
+    assert npk.sparse_cost(rows[:0], cols[:0], a[:0], labels) == 0.0
+
 def test_sparse_local_search_same_labels_on_both_paths(monkeypatch):
     from scipy import sparse
 

@@ -60,6 +60,7 @@ __all__ = [
     "LOGDET_NUMPY_MAX_PAIRS",
     "apsp",
     "best_one_element_moves",
+    "sparse_cost",
     "sparse_one_element_moves",
     "constraint_hashes",
     "disjoint_batches",
@@ -597,3 +598,15 @@ def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
         if not moved:
             break
     return sweeps
+
+
+def sparse_cost(rows, cols, a, labels):
+    """:func:`metric_estimators._kernels.correlation_clustering.sparse_cost` in numpy.
+
+    The same terms added in the same order (``np.cumsum`` adds one after
+    the other; a term of an edge that costs nothing is ``0``), so the same
+    bits.
+    """
+    same = labels[rows] == labels[cols]
+    terms = np.where(a > 0.0, np.where(same, 0.0, a), np.where(same, -a, 0.0))
+    return float(np.cumsum(terms)[-1]) if terms.size else 0.0
