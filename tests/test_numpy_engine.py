@@ -519,6 +519,76 @@ def test_one_element_moves_give_the_kernels_labels(seed):
     np.testing.assert_array_equal(la, lb)
 
 
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sparse_one_element_moves_give_the_kernels_labels(seed):
+    from scipy import sparse
+
+    rng = np.random.RandomState(seed)
+    n = 60
+    A = sparse.random(n, n, density=0.08, random_state=rng,
+                      data_rvs=rng.randn).toarray()
+    A = np.triu(A, 1)
+    if seed == 3:
+        A = np.round(A)                         # ties (and explicit zeros)
+    A = A + A.T
+    A[:5] = A[:, :5] = 0.0                      # isolated nodes
+    A = sparse.csr_matrix(A)
+    if seed == 3:
+        A.data[::3] = 0.0                       # stored zeros
+    A.sort_indices()
+    labels0 = rng.randint(0, 5 if seed else n, n).astype(np.int64)
+    la, lb = labels0.copy(), labels0.copy()
+    args = (A.indptr.astype(np.int64), A.indices.astype(np.int64),
+            np.ascontiguousarray(A.data))
+    sa = npk.sparse_one_element_moves(*args, la, 50, 1e-12)
+    sb = nb_moves.sparse_one_element_moves(*args, lb, 50, 1e-12)
+    assert sa == sb
+    assert sa > 1                               # some moves were made
+    np.testing.assert_array_equal(la, lb)
+
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sparse_cost_gives_the_kernels_bits(seed):
+    rng = np.random.RandomState(seed)
+    m, n = 500, 90
+    rows = rng.randint(0, n, m).astype(np.int64)
+    cols = rng.randint(0, n, m).astype(np.int64)
+    a = rng.randn(m) * 10.0 ** rng.randint(-8, 8, m)
+    a[::7] = 0.0
+    labels = rng.randint(0, 3 if seed else n, n).astype(np.int64)
+    got = npk.sparse_cost(rows, cols, a, labels)
+    want = nb_moves.sparse_cost(rows, cols, a, labels)
+    assert got == want
+    same = labels[rows] == labels[cols]
+    assert np.isclose(got, a[(a > 0) & ~same].sum() - a[(a < 0) & same].sum())
+    assert npk.sparse_cost(rows[:0], cols[:0], a[:0], labels) == 0.0
+
+def test_sparse_local_search_same_labels_on_both_paths(monkeypatch):
+    from scipy import sparse
+
+    from metric_estimators._problems.cc_local_search import local_search
+
+    rng = np.random.RandomState(7)
+    n = 80
+    truth = rng.randint(0, 4, n)
+    A = sparse.random(n, n, density=0.1, random_state=rng).toarray() > 0
+    A = np.triu(A, 1)
+    A = A + A.T
+    S = np.where(truth[:, None] == truth[None, :], 1.0, -1.0)
+    S[rng.rand(n, n) < 0.1] *= -1
+    S = np.triu(S, 1)
+    S = S + S.T
+    A = sparse.csr_matrix(np.where(A, S, 0.0))
+    start = rng.randint(0, n, n)
+    monkeypatch.setattr(npk, "CC_SPARSE_NUMPY_MAX_NODES", n)
+    la, sa = local_search(A, start, 100)
+    monkeypatch.setattr(npk, "CC_SPARSE_NUMPY_MAX_NODES", n - 1)
+    lb, sb = local_search(A, start, 100)
+    assert sa == sb > 1
+    np.testing.assert_array_equal(la, lb)
+
 def _signed(n, seed=0, weighted=False, scale=1.0):
     rng = np.random.RandomState(seed)
     labels = rng.randint(0, 4, n)

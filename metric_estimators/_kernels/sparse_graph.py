@@ -82,83 +82,50 @@ def _pop(hd, hh, hv, size):
 
 
 @njit(cache=True, nogil=True)
-def _search(s, radius, length, indptr, indices, eid, dist, pred, touched,
-            heap, cap=0):
-    """Dijkstra from ``s`` over the nodes at distance ``< radius``.
+def _search(s, x, threshold, ball, length, indptr, indices, eid, dist, pred,
+            touched, heap, done, cap):
+    """Dijkstra from ``s``: over a ball, or until the targets that could be violated are settled.
+
+    One kernel serves both uses, so that one specialisation compiles (the
+    callers pass ``cap`` as ``np.int64``, never a literal, for the same
+    reason):
+
+    * ``ball > 0``: the search covers the nodes at distance ``< ball``
+      (``x`` and ``threshold`` unused).
+    * ``ball <= 0``: the targets are the neighbours ``v > s``; target ``v``
+      needs a search only to the radius ``x_sv - threshold`` (a path at
+      least that long violates nothing beyond ``threshold``).  The search
+      stops when every target with a positive radius is settled, or at the
+      largest radius of the targets not yet settled (shrinking as they
+      settle).
 
     ``dist`` must be ``inf`` everywhere on entry; the nodes reached are
     listed in ``touched[:count]`` (reset them afterwards), ``pred[v]`` the
-    stored entry through which ``v`` was reached (``-1`` for ``s``).
-    Lexicographic: among shortest paths, one with the fewest edges (zero
-    lengths are common in correlation clustering, and short cycles are
-    deeper cuts and cheaper projections); remaining ties by node number
-    (deterministic).  With ``cap > 0`` the search stops after settling
-    ``cap`` nodes.  Returns ``(count, frontier)``: ``dist`` is exact below
-    ``frontier`` (``inf`` if the search ran to the radius), and every node
-    not yet settled is at distance ``>= frontier``.
-    """
-    hd, hh, hv, hops = heap
-    dist[s] = 0.0
-    pred[s] = -1
-    hops[s] = 0
-    touched[0] = s
-    count = 1
-    settled = 0
-    size = _push(hd, hh, hv, 0, 0.0, 0, s)
-    while size > 0:
-        d = hd[0]
-        h = hh[0]
-        u = hv[0]
-        if d > dist[u] or (d == dist[u] and h > hops[u]):
-            size = _pop(hd, hh, hv, size)
-            continue
-        if cap > 0 and settled >= cap:
-            return count, d
-        size = _pop(hd, hh, hv, size)
-        settled += 1
-        for k in range(indptr[u], indptr[u + 1]):
-            v = indices[k]
-            nd = d + length[eid[k]]
-            if nd >= radius:
-                continue
-            if nd < dist[v] or (nd == dist[v] and h + 1 < hops[v]):
-                if dist[v] == np.inf:
-                    touched[count] = v
-                    count += 1
-                dist[v] = nd
-                hops[v] = h + 1
-                pred[v] = k
-                size = _push(hd, hh, hv, size, nd, h + 1, v)
-    return count, np.inf
-
-
-@njit(cache=True, nogil=True)
-def _search_targets(s, x, threshold, length, indptr, indices, eid, dist, pred,
-                    touched, heap, done, cap=0):
-    """Dijkstra from ``s`` until the targets that could be violated are settled.
-
-    The targets are the neighbours ``v > s``; target ``v`` needs a search
-    only to the radius ``x_sv - threshold`` (a path at least that long
-    violates nothing beyond ``threshold``).  The search stops when every
-    target with a positive radius is settled, or at the largest radius of
-    the targets not yet settled (shrinking as they settle), or after
-    settling ``cap`` nodes (``cap > 0``).  ``done[v] == s + 1`` marks the
-    settled nodes; the rest as :func:`_search`.  Returns ``(count,
-    front)``: every node not settled is at distance ``>= front``.
+    stored entry through which ``v`` was reached (``-1`` for ``s``), and
+    ``done[v] == s + 1`` marks the settled nodes.  Lexicographic: among
+    shortest paths, one with the fewest edges (zero lengths are common in
+    correlation clustering, and short cycles are deeper cuts and cheaper
+    projections); remaining ties by node number (deterministic).  With
+    ``cap > 0`` the search stops after settling ``cap`` nodes.  Returns
+    ``(count, front)``: every node not settled is at distance ``>= front``
+    (the distances of the settled nodes are exact).
     """
     hd, hh, hv, hops = heap
     stamp = s + 1
+    targets = not ball > 0.0
     remaining = 0
-    radius = 0.0
-    for k in range(indptr[s], indptr[s + 1]):
-        if indices[k] > s:
-            r = x[eid[k]] - threshold
-            if r > 0.0:
-                remaining += 1
-                if r > radius:
-                    radius = r
-    if remaining == 0:
-        return 0, 0.0
+    radius = ball
+    if targets:
+        radius = 0.0
+        for k in range(indptr[s], indptr[s + 1]):
+            if indices[k] > s:
+                r = x[eid[k]] - threshold
+                if r > 0.0:
+                    remaining += 1
+                    if r > radius:
+                        radius = r
+        if remaining == 0:
+            return 0, 0.0
     dist[s] = 0.0
     pred[s] = -1
     hops[s] = 0
@@ -178,7 +145,7 @@ def _search_targets(s, x, threshold, length, indptr, indices, eid, dist, pred,
         size = _pop(hd, hh, hv, size)
         settled += 1
         done[u] = stamp
-        if u > s:
+        if targets and u > s:
             # a target of s? (its edge is among s's entries)
             hit = False
             top = False
@@ -247,7 +214,7 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
     For each source ``u`` in ``[s0, s1)``, a Dijkstra on the lengths
     ``max(x, 0)`` that stops once every target ``v > u`` with ``x_uv >
     threshold`` is settled, or at the radius ``x_uv - threshold`` of the
-    targets not yet settled (:func:`_search_targets`); an edge ``uv`` with
+    targets not yet settled (:func:`_search`); an edge ``uv`` with
     ``x_uv - dist(u, v) > threshold`` gives the constraint ``x_uv <= sum_P
     x_f`` for the shortest path ``P``.  Returns ``(cons_edge, ptr, path,
     max_violation)`` (CSR constraints, and the largest ``x_uv - dist(u,
@@ -278,9 +245,9 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
     npth = 0
     maxv = 0.0
     for s in range(s0, s1):
-        count, front = _search_targets(s, x, threshold, length, indptr,
-                                       indices, eid, dist, pred, touched,
-                                       heap, done, cap)
+        count, front = _search(s, x, threshold, 0.0, length, indptr,
+                               indices, eid, dist, pred, touched, heap, done,
+                               cap)
         for k in range(indptr[s], indptr[s + 1]):
             v = indices[k]
             if v <= s:
@@ -329,7 +296,7 @@ def graph_closure(x, indptr, indices, eid, s0, s1, y):
     distance with them) and ``y`` hold ``x`` on entry; only the entries of
     the edges owned by the sources ``[s0, s1)`` are written, so blocks of
     sources can run in parallel on one ``y``.  Each search is that of the
-    oracle at threshold 0 (:func:`_search_targets`): it stops once the
+    oracle at threshold 0 (:func:`_search`): it stops once the
     targets ``v > u`` with ``x_uv > 0`` are settled or out of reach.  Over
     all the sources, ``y`` satisfies every cycle inequality of the graph
     (``y_e`` is the shortest-path distance between the ends of ``e`` in the
@@ -342,8 +309,8 @@ def graph_closure(x, indptr, indices, eid, s0, s1, y):
     heap = _heap(n, indptr[n])
     done = np.zeros(n, dtype=np.int64)
     for s in range(s0, s1):
-        count, _ = _search_targets(s, x, 0.0, x, indptr, indices, eid, dist,
-                                   pred, touched, heap, done, 0)
+        count, _ = _search(s, x, 0.0, 0.0, x, indptr, indices, eid, dist,
+                           pred, touched, heap, done, np.int64(0))
         for k in range(indptr[s], indptr[s + 1]):
             v = indices[k]
             if v > s and done[v] == s + 1 and dist[v] < y[eid[k]]:
@@ -377,12 +344,13 @@ def ball_pivot(x, indptr, indices, eid, order, probabilistic, seed):
     pred = np.empty(n, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
     heap = _heap(n, indptr[n])
+    done = np.zeros(n, dtype=np.int64)
     k = 0
     for p in order:
         if labels[p] >= 0:
             continue
-        count, _ = _search(p, radius, length, indptr, indices, eid, dist,
-                           pred, touched, heap, 0)
+        count, _ = _search(p, length, 0.0, radius, length, indptr, indices,
+                           eid, dist, pred, touched, heap, done, np.int64(0))
         labels[p] = k
         for i in range(1, count):
             j = touched[i]

@@ -90,7 +90,11 @@ def local_search(A, labels, max_sweeps):
     while sweeps < max_sweeps:
         left = int(max_sweeps) - sweeps
         if is_sparse:
-            sweeps += int(sparse_one_element_moves(
+            # small graphs: the numpy moves (the same labels)
+            moves = (npk.sparse_one_element_moves
+                     if A.shape[0] <= npk.CC_SPARSE_NUMPY_MAX_NODES
+                     else sparse_one_element_moves)
+            sweeps += int(moves(
                 A.indptr.astype(np.int64), A.indices.astype(np.int64),
                 np.ascontiguousarray(A.data), lab, left, eps))
         else:

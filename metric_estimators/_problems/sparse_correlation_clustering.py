@@ -29,6 +29,7 @@ only within balls (pivot rounding); the local search
 import numpy as np
 from scipy import sparse
 
+from ..solvers import numpy_kernels as npk
 from ..solvers.numpy_kernels import lazy_kernel
 from .edges import sparse_edges
 
@@ -129,5 +130,8 @@ def sparse_clustering_cost(A, labels):
     """Cost of ``labels`` counted over the stored edges of a sparse ``A`` (each once)."""
     U = sparse.triu(sparse.csr_matrix(A, dtype=np.float64), k=1).tocoo()
     labels = np.ascontiguousarray(labels).astype(np.int64)
-    return float(sparse_cost(U.row.astype(np.int64), U.col.astype(np.int64),
-                             np.asarray(U.data, dtype=np.float64), labels))
+    # small graphs: numpy's sum (the same bits), no kernel to compile
+    cost = (npk.sparse_cost if labels.size <= npk.CC_SPARSE_NUMPY_MAX_NODES
+            else sparse_cost)
+    return float(cost(U.row.astype(np.int64), U.col.astype(np.int64),
+                      np.asarray(U.data, dtype=np.float64), labels))

@@ -53,12 +53,15 @@ import numpy as np
 
 __all__ = [
     "CC_NUMPY_MAX_NODES",
+    "CC_SPARSE_NUMPY_MAX_NODES",
     "CYCLE_NUMPY_MAX_NODES",
     "LOGDET_NUMPY_MAX_DIM",
     "LOGDET_NUMPY_MAX_LISTED",
     "LOGDET_NUMPY_MAX_PAIRS",
     "apsp",
     "best_one_element_moves",
+    "sparse_cost",
+    "sparse_one_element_moves",
     "constraint_hashes",
     "disjoint_batches",
     "edge_id",
@@ -139,6 +142,11 @@ CYCLE_NUMPY_MAX_NODES = 200
 #: most of the surcharge is the rounding's local search, a Python loop over
 #: the nodes.  100 nodes keeps it under 0.5 s.
 CC_NUMPY_MAX_NODES = 100
+
+#: The local search of a sparse correlation-clustering problem on at most
+#: this many nodes runs on the numpy path (:func:`sparse_one_element_moves`),
+#: so that a small first fit does not compile the sparse moves kernel.
+CC_SPARSE_NUMPY_MAX_NODES = 500
 
 _P_TINY = 1e-300
 
@@ -548,3 +556,57 @@ def best_one_element_moves(A, labels, max_sweeps, eps):
         if not moved:
             break
     return sweeps
+
+
+def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
+    """:func:`metric_estimators._kernels.correlation_clustering.sparse_one_element_moves` in numpy.
+
+    The same moves in the same order (a loop over the nodes; a node's
+    weights summed per neighbouring cluster by ``np.bincount``, in the
+    stored order as the kernel adds them), so the same labels.
+    """
+    n = labels.shape[0]
+    count = np.bincount(labels, minlength=n)
+    free = [c for c in range(n - 1, -1, -1) if count[c] == 0]
+    sweeps = 0
+    for sweep in range(max_sweeps):
+        sweeps = sweep + 1
+        moved = False
+        for i in range(n):
+            lo, hi = indptr[i], indptr[i + 1]
+            a = int(labels[i])
+            best = 0.0
+            target = a
+            if hi > lo:
+                lab_n = labels[indices[lo:hi]]
+                S = np.bincount(lab_n, weights=data[lo:hi], minlength=n)
+                best = S[a]
+                # the neighbours' clusters in the order the kernel meets them
+                _, first = np.unique(lab_n, return_index=True)
+                for c in lab_n[np.sort(first)].tolist():
+                    if S[c] > best + eps:
+                        best, target = S[c], c
+            if count[a] > 1 and 0.0 > best + eps and free:
+                target = free.pop()
+            if target != a:
+                count[a] -= 1
+                if count[a] == 0:
+                    free.append(a)
+                count[target] += 1
+                labels[i] = target
+                moved = True
+        if not moved:
+            break
+    return sweeps
+
+
+def sparse_cost(rows, cols, a, labels):
+    """:func:`metric_estimators._kernels.correlation_clustering.sparse_cost` in numpy.
+
+    The same terms added in the same order (``np.cumsum`` adds one after
+    the other; a term of an edge that costs nothing is ``0``), so the same
+    bits.
+    """
+    same = labels[rows] == labels[cols]
+    terms = np.where(a > 0.0, np.where(same, 0.0, a), np.where(same, -a, 0.0))
+    return float(np.cumsum(terms)[-1]) if terms.size else 0.0
