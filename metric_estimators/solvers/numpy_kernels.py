@@ -517,53 +517,15 @@ def apsp(D):
         np.minimum(D, D[:, k, None] + D[None, k, :], out=D)
 
 
-def best_one_element_moves(A, labels, max_sweeps, eps):
-    """:func:`metric_estimators._kernels.correlation_clustering.best_one_element_moves` in numpy.
+def _one_element_moves(labels, max_sweeps, eps, cluster_sums):
+    """The sweeps of the one-element moves, shared by the dense and sparse twins.
 
-    The same moves in the same order (a loop over the nodes; the sums of a
-    node's weights per cluster by ``np.bincount``), so the same labels.
-    """
-    n = labels.shape[0]
-    count = np.bincount(labels, minlength=n)
-    free = [c for c in range(n - 1, -1, -1) if count[c] == 0]
-    idx = np.arange(n)
-    sweeps = 0
-    for sweep in range(max_sweeps):
-        sweeps = sweep + 1
-        moved = False
-        for i in range(n):
-            others = idx != i
-            lab_o = labels[others]
-            S = np.bincount(lab_o, weights=A[i, others], minlength=n)
-            a = int(labels[i])
-            best = S[a]
-            target = a
-            # the clusters of the other nodes in order of first appearance,
-            # as the kernel's scan over j meets them
-            _, first = np.unique(lab_o, return_index=True)
-            for c in lab_o[np.sort(first)].tolist():
-                if S[c] > best + eps:
-                    best, target = S[c], c
-            if count[a] > 1 and 0.0 > best + eps and free:
-                target = free.pop()
-            if target != a:
-                count[a] -= 1
-                if count[a] == 0:
-                    free.append(a)
-                count[target] += 1
-                labels[i] = target
-                moved = True
-        if not moved:
-            break
-    return sweeps
-
-
-def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
-    """:func:`metric_estimators._kernels.correlation_clustering.sparse_one_element_moves` in numpy.
-
-    The same moves in the same order (a loop over the nodes; a node's
-    weights summed per neighbouring cluster by ``np.bincount``, in the
-    stored order as the kernel adds them), so the same labels.
+    ``cluster_sums(i)`` returns ``(S, met)``: the sums of node ``i``'s
+    weights per cluster (``S`` of length ``n``, or None when ``i`` has no
+    weight) and the clusters of its weights in the order the kernel's scan
+    meets them.  A node moves to the first cluster whose sum beats its own
+    by more than ``eps``, or to a free (empty) cluster when every sum,
+    its own included, is below ``-eps``: the kernels' rule.
     """
     n = labels.shape[0]
     count = np.bincount(labels, minlength=n)
@@ -573,17 +535,13 @@ def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
         sweeps = sweep + 1
         moved = False
         for i in range(n):
-            lo, hi = indptr[i], indptr[i + 1]
             a = int(labels[i])
             best = 0.0
             target = a
-            if hi > lo:
-                lab_n = labels[indices[lo:hi]]
-                S = np.bincount(lab_n, weights=data[lo:hi], minlength=n)
+            S, met = cluster_sums(i)
+            if S is not None:
                 best = S[a]
-                # the neighbours' clusters in the order the kernel meets them
-                _, first = np.unique(lab_n, return_index=True)
-                for c in lab_n[np.sort(first)].tolist():
+                for c in met:
                     if S[c] > best + eps:
                         best, target = S[c], c
             if count[a] > 1 and 0.0 > best + eps and free:
@@ -598,6 +556,50 @@ def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
         if not moved:
             break
     return sweeps
+
+
+def _in_scan_order(lab):
+    """The distinct values of ``lab`` in order of first appearance."""
+    _, first = np.unique(lab, return_index=True)
+    return lab[np.sort(first)].tolist()
+
+
+def best_one_element_moves(A, labels, max_sweeps, eps):
+    """:func:`metric_estimators._kernels.correlation_clustering.best_one_element_moves` in numpy.
+
+    The same moves in the same order (a loop over the nodes; the sums of a
+    node's weights per cluster by ``np.bincount``), so the same labels.
+    """
+    n = labels.shape[0]
+    idx = np.arange(n)
+
+    def cluster_sums(i):
+        others = idx != i
+        lab_o = labels[others]
+        return (np.bincount(lab_o, weights=A[i, others], minlength=n),
+                _in_scan_order(lab_o))
+
+    return _one_element_moves(labels, max_sweeps, eps, cluster_sums)
+
+
+def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
+    """:func:`metric_estimators._kernels.correlation_clustering.sparse_one_element_moves` in numpy.
+
+    The same moves in the same order (a loop over the nodes; a node's
+    weights summed per neighbouring cluster by ``np.bincount``, in the
+    stored order as the kernel adds them), so the same labels.
+    """
+    n = labels.shape[0]
+
+    def cluster_sums(i):
+        lo, hi = indptr[i], indptr[i + 1]
+        if hi <= lo:
+            return None, ()
+        lab_n = labels[indices[lo:hi]]
+        return (np.bincount(lab_n, weights=data[lo:hi], minlength=n),
+                _in_scan_order(lab_n))
+
+    return _one_element_moves(labels, max_sweeps, eps, cluster_sums)
 
 
 def sparse_cost(rows, cols, a, labels):
