@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import runner  # noqa: E402
+from benchmarks.bench_ml_family import family_jobs  # noqa: E402
 from benchmarks.runner import Column  # noqa: E402
 
 TITLE = "Supervised learners at their defaults: 3-NN score and warnings against Euclidean"
@@ -114,8 +115,6 @@ def render(rows, stem):
 
 
 def main(argv=None):
-    from benchmarks.workers.ml_family import LEARNERS
-
     parser = runner.base_parser(TITLE, timeout=600, mem_limit_gb=12, output="defaults")
     parser.add_argument("--learners", default=",".join(DEFAULT_LEARNERS),
                         help=f"comma-separated, from: {', '.join(DEFAULT_LEARNERS)}")
@@ -128,20 +127,7 @@ def main(argv=None):
     parser.add_argument("--params", type=json.loads, default={},
                         help='overrides per learner and impl, JSON')
     args = parser.parse_args(argv)
-    jobs = []
-    for learner in runner.csv(args.learners):
-        if learner not in DEFAULT_LEARNERS:
-            parser.error(f"unknown learner {learner!r}; known: {', '.join(DEFAULT_LEARNERS)}")
-        entry = LEARNERS[learner]
-        datasets = (args.datasets if entry["task"] == "classification"
-                    else args.regression_datasets)
-        for dataset in runner.csv(datasets):
-            for impl in runner.csv(args.impls):
-                if impl not in entry:
-                    continue
-                params = {"learner": learner, **args.params.get(learner, {}).get(impl, {})}
-                jobs.append(runner.Job("ml_family", dataset, impl, params,
-                                       python=args.python if impl not in runner.PEER_IMPLS else None))
+    jobs = family_jobs(args, DEFAULT_LEARNERS, parser.error)
     return runner.execute(args.output, jobs, args, render, skip_after_failure=False)
 
 

@@ -142,10 +142,22 @@ def main(argv=None):
                         help='overrides per learner and impl, JSON: '
                              '{"NCA": {"ours": {"max_iter": 50}}}')
     args = parser.parse_args(argv)
+    jobs = family_jobs(args, LEARNERS, parser.error)
+    return runner.execute(args.output, jobs, args, render, skip_after_failure=False)
+
+
+def family_jobs(args, known, error):
+    """One ``ml_family`` worker job per learner, data set and implementation.
+
+    ``args`` holds ``learners``, ``datasets``, ``regression_datasets``,
+    ``impls``, ``params`` and ``python``; a learner outside ``known`` is
+    reported through ``error`` (the parser's); an implementation a learner
+    does not have is skipped.
+    """
     jobs = []
     for learner in runner.csv(args.learners):
-        if learner not in LEARNERS:
-            parser.error(f"unknown learner {learner!r}; known: {', '.join(LEARNERS)}")
+        if learner not in known:
+            error(f"unknown learner {learner!r}; known: {', '.join(known)}")
         entry = LEARNERS[learner]
         datasets = (args.datasets if entry["task"] == "classification"
                     else args.regression_datasets)
@@ -156,7 +168,7 @@ def main(argv=None):
                 params = {"learner": learner, **args.params.get(learner, {}).get(impl, {})}
                 jobs.append(runner.Job("ml_family", dataset, impl, params,
                                        python=args.python if impl not in runner.PEER_IMPLS else None))
-    return runner.execute(args.output, jobs, args, render, skip_after_failure=False)
+    return jobs
 
 
 if __name__ == "__main__":
