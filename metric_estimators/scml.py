@@ -156,7 +156,10 @@ class _BaseSCML(MahalanobisMixin, BaseEstimator):
         """Run the stochastic solver and set the fitted attributes."""
         report.phase(f"{triplets.shape[0]} triplets, {basis.shape[0]} basis "
                      f"elements, {points.shape[0]} points")
-        problem = TripletHingeProblem(points, triplets, basis)
+        problem = TripletHingeProblem(
+            points, triplets, basis,
+            gradient_terms=self.max_iter * self.batch_size,
+            n_objectives=self.max_iter // self.output_iter + 1)
         result = adagrad_rda(
             problem.batch_gradient, problem.objective, problem.n_triplets,
             problem.n_basis, step=float(self.gamma), l1=float(self.beta),

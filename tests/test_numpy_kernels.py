@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris, load_wine
+from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
 
 from metric_estimators import LMNN
@@ -249,4 +249,57 @@ def test_scml_supervised_paths_agree_and_skip_numba():
     np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-9, atol=1e-12)
     mods = _modules_loaded_by("load_wine", [
         "me.SCML_Supervised(random_state=0, max_iter=300, output_iter=100).fit(X, y)"])
+    assert "metric_estimators.scml" in mods and "numba" not in mods
+
+
+def test_scml_numpy_path_is_chosen_by_the_fit_s_work():
+    """Above NUMPY_MAX_SAMPLES points, a fit of little work (few basis
+    elements, few iterations) still runs on the numpy path; much work, or
+    projections too large to precompute, runs on numba's."""
+    from metric_estimators._problems import scml as problem
+    from metric_estimators._problems.neighbours import NUMPY_MAX_SAMPLES
+
+    rng = np.random.RandomState(0)
+    n = NUMPY_MAX_SAMPLES + 100
+    X = rng.randn(n, 5)
+    T = rng.randint(0, n, (30 * n, 3))
+    B = rng.randn(40, 5)
+    small = 10_000 * 10  # SCML's defaults: max_iter * batch_size
+    assert small * 40 + 21 * T.shape[0] * 5 <= problem.NUMPY_MAX_WORK
+    assert problem.TripletHingeProblem(X, T, B, gradient_terms=small, n_objectives=21).numpy
+    assert not problem.TripletHingeProblem(X, T, B, gradient_terms=100 * small,
+                                           n_objectives=21).numpy
+    assert not problem.TripletHingeProblem(X, T, np.tile(B, (200, 1)),
+                                           gradient_terms=small, n_objectives=21).numpy
+    # no projections (too many to precompute): numba's path, whatever the work
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(problem, "MAX_PROJECTIONS", 10)
+        assert not problem.TripletHingeProblem(X, T, B, gradient_terms=small,
+                                               n_objectives=21).numpy
+
+
+def test_scml_supervised_on_breast_cancer_skips_numba():
+    """The benchmarks' 70 % of breast cancer (398 points, each class below
+    NUMPY_MAX_SAMPLES for the neighbour search) is more than NUMPY_MAX_SAMPLES
+    points but about 1e7 products of SCML work: no numba start-up, and the
+    same result as on numba's path."""
+    from sklearn.model_selection import train_test_split
+
+    from metric_estimators import SCML_Supervised
+
+    def load(return_X_y):
+        X, y = load_breast_cancer(return_X_y=True)
+        return train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)[::2]
+
+    a, b = _fit_on_both_paths(lambda: SCML_Supervised(random_state=0, max_iter=2000), load)
+    np.testing.assert_allclose(a.loss_curve_, b.loss_curve_, rtol=1e-9)
+    np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-9, atol=1e-12)
+    mods = _modules_loaded_by("load_breast_cancer", [
+        "from sklearn.model_selection import train_test_split",
+        "from sklearn.preprocessing import StandardScaler",
+        "X, _, y, _ = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)",
+        "X = StandardScaler().fit_transform(X)",
+        "from metric_estimators._problems.neighbours import NUMPY_MAX_SAMPLES",
+        "assert X.shape[0] > NUMPY_MAX_SAMPLES",
+        "me.SCML_Supervised(random_state=0).fit(X, y)"])
     assert "metric_estimators.scml" in mods and "numba" not in mods

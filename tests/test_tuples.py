@@ -379,6 +379,49 @@ def test_scml_metric_is_the_weighted_basis():
     assert best == pytest.approx(f + est.beta * w.sum(), rel=1e-10)
 
 
+def _lda_reference(X, y, r, shrinkage):
+    """Plain LDA: the ``r`` leading generalised eigenvectors of ``(S_b, S_w + shrinkage)``."""
+    from scipy.linalg import eigh
+
+    classes = np.unique(y)
+    n, d = X.shape
+    mu = X.mean(axis=0)
+    Sw = np.zeros((d, d))
+    Sb = np.zeros((d, d))
+    for c in classes:
+        Xc = X[y == c]
+        mc = Xc.mean(axis=0)
+        Sw += (Xc - mc).T @ (Xc - mc) / n
+        Sb += len(Xc) / n * np.outer(mc - mu, mc - mu)
+    Sw = (1 - shrinkage) * Sw + shrinkage * np.trace(Sw) / d * np.eye(d)
+    lam, V = eigh(Sb, Sw)
+    return lam[::-1][:r], V[:, ::-1][:, :r].T, Sb, Sw
+
+
+@pytest.mark.parametrize("n, d, n_classes", [(60, 4, 3), (20, 12, 4), (200, 30, 2),
+                                             (120, 8, 10)])
+def test_scml_lda_directions_are_the_generalised_eigenvectors(n, d, n_classes):
+    """basis='lda''s directions (Cholesky + SVD) are those of the dense
+    generalised eigenproblem, largest first, also with fewer points than
+    features (the shrinkage makes S_w definite)."""
+    from metric_estimators._problems.scml import LDA_SHRINKAGE, _lda_directions
+
+    rng = np.random.RandomState(n + d)
+    y = rng.randint(0, n_classes, n)
+    y[:n_classes] = np.arange(n_classes)
+    X = rng.randn(n, d) + 0.7 * rng.randn(n_classes, d)[y]
+    r = min(n_classes - 1, d)
+    V = _lda_directions(X, y, r)
+    lam, V_ref, Sb, Sw = _lda_reference(X, y, r, LDA_SHRINKAGE)
+    assert V.shape == (r, d)
+    U = V / np.linalg.norm(V, axis=1)[:, None]
+    U_ref = V_ref / np.linalg.norm(V_ref, axis=1)[:, None]
+    np.testing.assert_allclose(np.abs(np.sum(U * U_ref, axis=1)), 1.0, atol=1e-9)
+    # each row solves S_b v = lam S_w v with the reference's eigenvalue
+    for v, lk in zip(V, lam):
+        np.testing.assert_allclose(Sb @ v, lk * (Sw @ v), atol=1e-10 * np.abs(Sw @ v).max())
+
+
 def test_adagrad_rda_l1_gives_exact_zeros_and_nonnegativity():
     """On a separable linear problem the driver lowers the objective, keeps
     w >= 0, and a large l1 zeroes every weight exactly."""
