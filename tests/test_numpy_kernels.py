@@ -232,6 +232,7 @@ def test_adagrad_rda_update_numpy_equals_the_kernel(nonnegative, l1):
     states = [[np.zeros(9), np.zeros(9), np.zeros(9)] for _ in range(2)]
     for t in range(1, 30):
         grad = rng.randn(9) * (rng.rand(9) < 0.6)  # some coordinates never move
+        grad *= 10.0 ** rng.randint(-8, 4, 9)  # and many scales
         grad[0] = 0.0
         for (gs, gq, w), update in zip(states, (adagrad_rda_update_numpy,
                                                 adagrad_rda_update)):

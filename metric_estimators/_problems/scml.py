@@ -266,9 +266,9 @@ def batch_gradient_numpy(phi, w, grad):
     ``phi`` comes from :meth:`TripletHingeProblem.prepare`.  Returns the
     number of active triplets.
     """
-    margin = phi @ w
-    margin += 1.0
-    active = margin > 0.0
+    # the margin 1 + w . phi is positive exactly when w . phi > -1 (near -1
+    # the sum with 1 is exact)
+    active = phi @ w > -1.0
     np.divide(active @ phi, phi.shape[0], out=grad)
     return int(np.count_nonzero(active))
 

@@ -45,23 +45,28 @@ class StochasticResult:
 def adagrad_rda_update_numpy(grad, grad_sum, grad_sq, w, t, step, l1, nonnegative):
     """Numpy version of :func:`metric_estimators._kernels.stochastic.adagrad_rda_update`.
 
-    The same step, computed with the same operations in the same order
-    (bit-identical values; a zero may come out as ``-0.0``).
+    The same step with the same rounding (bit-identical values; a zero may
+    come out as ``-0.0``), in few vectorised operations: small problems take
+    thousands of steps, each costing mostly the operations' call overhead.
     """
     grad_sum += grad
     grad_sq += grad * grad
-    h = np.sqrt(grad_sq)
+    coef = np.sqrt(grad_sq)
     with np.errstate(divide="ignore", invalid="ignore"):
-        coef = step * t / h  # inf where h == 0: those coordinates are set to 0
+        # step * t / h: inf where h == 0, where grad_sum == 0 too
+        np.divide(step * t, coef, out=coef)
         gbar = grad_sum / t
         if nonnegative:
-            val = gbar + l1
-            np.negative(val, out=val)
-            w[:] = np.where(val > 0.0, coef * val, 0.0)
+            # -l1 - gbar is -(gbar + l1) exactly; coef * val <= 0 (or NaN,
+            # inf * -0.0 where h == 0 and l1 == 0) wherever val <= 0, so the
+            # positive part (fmax drops NaN) is 0 there, coef * val elsewhere
+            np.subtract(-l1, gbar, out=gbar)
+            coef *= gbar
+            np.fmax(coef, 0.0, out=w)
         else:
             mag = np.abs(gbar) - l1
             w[:] = np.where(mag > 0.0, -np.sign(gbar) * coef * mag, 0.0)
-    # where h == 0, grad_sum == 0 too: val = -l1 <= 0 and mag = -l1 <= 0 give 0
+    # where h == 0 and nonnegative=False: mag = -l1 <= 0 gives 0
 
 
 def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
