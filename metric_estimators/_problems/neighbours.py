@@ -56,7 +56,8 @@ __all__ = ["NUMPY_MAX_SAMPLES", "knn_edges", "knn_indices", "nearest",
 #: the exact candidate ranking of :func:`nearest` (by its number of
 #: reference points), LMNN's kernels (by the number of training points,
 #: :func:`metric_estimators._problems.lmnn.lmnn_kernels`) and SCML's
-#: (:class:`metric_estimators._problems.scml.TripletHingeProblem`).  The one
+#: (:class:`metric_estimators._problems.scml.TripletHingeProblem`, which
+#: also takes the numpy path for larger fits of little work).  The one
 #: threshold of all three.  A fresh process pays numba's start-up (importing
 #: numba and loading the cached kernels) only above it: 0.5-1.2 s of CPU
 #: for LMNN's kernels, against which a warm LMNN fit with the numpy kernels

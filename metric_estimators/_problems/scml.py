@@ -50,11 +50,12 @@ CHUNK = 4096
 #: ``n_objectives * n_triplets * min(n_basis, n_features)`` for the full
 #: objectives.  Below it numpy's per-iteration overhead costs less than
 #: numba's start-up in a fresh process (about 0.3 s of CPU: importing numba
-#: and loading the cached kernels).  SCML_Supervised at its defaults on
-#: breast cancer (398 training points, 53 basis elements, 1.2e7 products):
-#: 0.19 s of CPU for the fit on the numpy path against 0.49 s on numba's;
-#: on digits (1,257 points, 798 elements, 1.3e8 products) 0.83 s against
-#: 0.62 s (one thread, first fit in a process).
+#: and loading the cached kernels).  SCML_Supervised at its defaults, first
+#: fit in a fresh process, one thread, CPU of the fit (measured outside the
+#: benchmark lock at load 1.4): breast cancer's 70 % (398 points, 53 basis
+#: elements, 1.2e7 products) 0.15 s on the numpy path against 0.40-0.44 s
+#: on numba's; digits' (1,257 points, 798 elements, 1.3e8 products)
+#: 0.56-0.69 s against 0.45-0.47 s.
 NUMPY_MAX_WORK = 3e7
 
 
