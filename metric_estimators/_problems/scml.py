@@ -27,9 +27,9 @@ from sklearn.neighbors import NearestNeighbors
 from .._threads import one_blas_thread
 from .neighbours import use_numpy
 
-__all__ = ["NUMPY_MAX_WORK", "TripletHingeProblem", "batch_gradient_numpy", "default_n_basis",
-           "hinges_numpy", "triplet_diffs_basis", "lda_basis", "check_basis",
-           "unique_points"]
+__all__ = ["NUMPY_MAX_WORK", "TripletHingeProblem", "batch_gradient_numpy",
+           "default_n_basis", "hinges_numpy", "triplet_diffs_basis", "lda_basis",
+           "check_basis", "unique_points"]
 
 #: Projections ``P = X @ B.T`` are precomputed when they hold at most this
 #: many numbers (256 MB); otherwise they are computed per mini-batch / chunk.
