@@ -110,25 +110,28 @@ __all__ = [
 #: compilation included) and 1.09 s on the numpy path
 #: (``benchmarks/results/numpy_paths_after.md``).  The numpy sweep costs a few
 #: microseconds of interpreter per projection more than the kernel: warm
-#: fits took 0.017 / 0.003 s (numpy / numba) on iris and wine, 0.015 /
-#: 0.004 s on 200-300 points of breast cancer (30 features, about 200
-#: constraints) and 0.08 / 0.02, 0.14 / 0.03, 0.18 / 0.03 s on 100 / 200 /
-#: 300 digits (64 features, about 1000 constraints)
-#: (``benchmarks/results/numpy_paths_threshold.md``).  Up to 2000
-#: constraints the surcharge of a warm fit stays a few tenths of a second,
-#: far below one compilation.
+#: fits took 0.019 / 0.004 and 0.017 / 0.004 s (numpy / numba) on iris and
+#: wine, 0.015 / 0.004 and 0.022 / 0.006 s on 200 / 300 points of breast
+#: cancer (30 features, about 200 constraints) and 0.09 / 0.02, 0.14 /
+#: 0.03, 0.18 / 0.04 s on 100 / 200 / 300 digits (64 features, about 1000
+#: constraints) (``benchmarks/results/numpy_paths_threshold.md``).  Up to
+#: 2000 constraints the surcharge of a warm fit stays a few tenths of a
+#: second, far below one compilation, and it is paid only while the
+#: kernels are not compiled (:func:`small_problem_path`).
 LOGDET_NUMPY_MAX_LISTED = 2_000
 
 #: ProjectAndForget problems with at most this many labelled pairs (the
-#: oracle's candidates, ``n (n - 1) / 2``) run on the numpy path.  Warm fits
-#: took 0.30 / 0.06 s (numpy / numba) on 100 digits (4,950 pairs), 0.88 /
-#: 0.05 s on iris (11,175 pairs), 1.09 / 0.07 s on wine (15,753), 0.74 /
-#: 0.11 and 2.05 / 0.22 s on 200 / 300 digits, 3.0 / 0.22 and 13.2 / 0.89 s
-#: on 200 / 300 points of breast cancer
+#: oracle's candidates, ``n (n - 1) / 2``) run on the numpy path while the
+#: kernels are not compiled (:func:`small_problem_path`).  Warm fits took
+#: 0.30 / 0.03 s (numpy / numba) on 100 digits (4,950 pairs), 0.92 / 0.02 s
+#: on iris (11,175 pairs), 1.22 / 0.04 s on wine (15,753), 0.77 / 0.06 and
+#: 2.06 / 0.18 s on 200 / 300 digits, 3.2 / 0.16 and 12.6 / 0.70 s on 200 /
+#: 300 points of breast cancer
 #: (``benchmarks/results/numpy_paths_threshold.md``): the surcharge grows
 #: with the number of projections, which the size of the problem bounds only
-#: loosely.  5,000 pairs (about 100 points) keeps a warm fit's surcharge
-#: under 0.3 s (+0.23 s at 4,950 pairs, +0.83 s already at 11,175).  Above
+#: loosely.  5,000 pairs (about 100 points) keeps a cold installation's
+#: surcharge under 0.3 s (+0.28 s at 4,950 pairs, +0.90 s already at
+#: 11,175).  Above
 #: it the first fit pays the compilation of the oracle and LogDet kernels:
 #: iris, on the numba path, costs under 5 s of CPU in a fresh process with
 #: an empty cache (``benchmarks/results/first_contact.md``, case
@@ -146,12 +149,13 @@ LOGDET_NUMPY_MAX_DIM = 64
 #: on the numba path (oracle, constraint store, projections and edge
 #: conversions compiled) and 1.17 s on the numpy path
 #: (``benchmarks/results/numpy_paths_after.md``).  Warm fits of
-#: ``MetricNearness()`` on noisy planar distances took 0.03 / 0.14 s (numpy /
-#: numba) at 60 nodes, 0.11 / 0.01 s at 100, 0.26 / 0.08 s at 150,
-#: 0.44 / 0.13 s at 200 and 1.31 / 0.27 s at 300 (same iterations;
+#: ``MetricNearness()`` on noisy planar distances took 0.04 / 0.002 s (numpy
+#: / numba) at 60 nodes, 0.09 / 0.009 s at 100, 0.23 / 0.20 s at 150,
+#: 0.42 / 0.22 s at 200 and 1.40 / 0.16 s at 300 (same iterations;
 #: ``benchmarks/results/numpy_paths_threshold.md``), and the numpy oracle
-#: holds ``n^3 / 2`` floats (32 MB at 200 nodes).  200 nodes keeps a warm
-#: fit's surcharge near 0.3 s.
+#: holds ``n^3 / 2`` floats (32 MB at 200 nodes).  200 nodes keeps the
+#: surcharge of a fit on a cold installation (the only one that pays it,
+#: :func:`small_problem_path`) near 0.2 s.
 CYCLE_NUMPY_MAX_NODES = 200
 
 #: Dense correlation-clustering problems (the short-edge triangle oracle, the
@@ -160,11 +164,12 @@ CYCLE_NUMPY_MAX_NODES = 200
 #: fresh process with an empty cache cost 39.4 s of CPU on the numba path
 #: and 1.51 s on the numpy path (``benchmarks/results/numpy_paths_after.md``).
 #: Warm fits of ``CorrelationClustering(random_state=0)`` on planted
-#: partitions with 10 % flipped signs took 0.39 / 0.39 s (numpy / numba) at
-#: 60 nodes, 0.83 / 0.39 s at 100, 1.91 / 0.39 s at 150 and 4.1 / 0.66 s at
+#: partitions with 10 % flipped signs took 0.36 / 0.02 s (numpy / numba) at
+#: 60 nodes, 0.64 / 0.05 s at 100, 1.74 / 0.49 s at 150 and 3.9 / 0.66 s at
 #: 200 (same oracle calls; ``benchmarks/results/numpy_paths_threshold.md``):
-#: most of the surcharge is the rounding's local search, a Python loop over
-#: the nodes.  100 nodes keeps it under 0.5 s.
+#: the Hildreth passes over small batches and the local search are Python
+#: loops.  100 nodes keeps the surcharge near 0.6 s, paid only while the
+#: kernels are not compiled (:func:`small_problem_path`).
 CC_NUMPY_MAX_NODES = 100
 
 #: Sparse correlation-clustering problems on at most this many nodes run
@@ -174,7 +179,16 @@ CC_NUMPY_MAX_NODES = 100
 #: moves and the cost in numpy (:func:`sparse_one_element_moves`,
 #: :func:`sparse_cost`), all with the kernels' results bit for bit, so that
 #: a small first fit does not compile the graph kernels (the LP's
-#: projections and constraint store stay numba).
+#: projections and constraint store stay numba).  A first fit on a sparse
+#: 400-node signed graph in a fresh process with an empty cache thus skips
+#: about 2.6 s of CPU of compilation (the Dijkstra search, the oracle and
+#: the ball pivot: ``bench_first_contact.py --kernels``) and costs about
+#: 2.5 s in all (``benchmarks/results/first_contact.md``).  Warm fits of
+#: ``CorrelationClustering(random_state=0)`` on sparse planted graphs (about
+#: 8 edges per node) took 0.024 / 0.013 s (Python and numpy / numba) at 200
+#: nodes, 0.043 / 0.015 s at 400, 0.054 / 0.015 s at 500 and 0.23 / 0.05 s
+#: at 800 (``benchmarks/results/numpy_paths_threshold.md``): up to 500 nodes
+#: the surcharge stays under 0.05 s.
 CC_SPARSE_NUMPY_MAX_NODES = 500
 
 _P_TINY = 1e-300
