@@ -181,9 +181,9 @@ CC_NUMPY_MAX_NODES = 100
 #: a small first fit does not compile the graph kernels (the LP's
 #: projections and constraint store stay numba).  A first fit on a sparse
 #: 400-node signed graph in a fresh process with an empty cache thus skips
-#: about 2.6 s of CPU of compilation (the Dijkstra search, the oracle and
-#: the ball pivot: ``bench_first_contact.py --kernels``) and costs about
-#: 2.5 s in all (``benchmarks/results/first_contact.md``).  Warm fits of
+#: the compilation of the Dijkstra search, the oracle and the ball pivot
+#: (about 2.6 s of CPU) and costs about 2.5 s in all
+#: (``benchmarks/results/first_contact.md``).  Warm fits of
 #: ``CorrelationClustering(random_state=0)`` on sparse planted graphs (about
 #: 8 edges per node) took 0.024 / 0.013 s (Python and numpy / numba) at 200
 #: nodes, 0.043 / 0.015 s at 400, 0.054 / 0.015 s at 500 and 0.23 / 0.05 s
