@@ -58,7 +58,7 @@ if path == "numba":
     from metric_estimators._problems import mlkr, ordinal
     for name in ("LOGDET_NUMPY_MAX_LISTED", "LOGDET_NUMPY_MAX_PAIRS",
                  "LOGDET_NUMPY_MAX_DIM", "CYCLE_NUMPY_MAX_NODES",
-                 "CC_NUMPY_MAX_NODES"):
+                 "CC_NUMPY_MAX_NODES", "CC_SPARSE_NUMPY_MAX_NODES"):
         setattr(numpy_kernels, name, -1)
     mlkr.NUMPY_MAX_SAMPLES = -1
     ordinal.NUMPY_MAX_TRIPLETS = -1
@@ -225,6 +225,12 @@ def _threshold_cases():
         A = np.triu(A, 1)
         return (A + A.T,)
 
+    def sparse_signed(n):
+        # the first-contact case's graph: 4 planted groups, ~8 edges per node
+        from benchmarks.workers.first_contact import _sparse_signed_graph
+
+        return (_sparse_signed_graph(n=n),)
+
     def diabetes(n):
         X, y = load_diabetes(return_X_y=True)
         rng = np.random.RandomState(0)
@@ -246,6 +252,9 @@ def _threshold_cases():
         yield "MetricNearness", f"{n} x {n} noisy distances", me.MetricNearness, distances(n)
     for n in (60, 100, 150, 200):
         yield "CorrelationClustering", f"{n}-node signed graph", lambda: me.CorrelationClustering(random_state=0), signed(n)
+    for n in (200, 400, 500, 800):
+        yield ("CorrelationClustering", f"sparse {n}-node signed graph",
+               lambda: me.CorrelationClustering(random_state=0), sparse_signed(n))
     for n in (100, 200, 300, 442):
         yield "MLKR", f"{n} points of diabetes", lambda: me.MLKR(random_state=0, max_iter=100), diabetes(n)
     for n in (200, 500, 1000):
@@ -264,13 +273,16 @@ def measure_thresholds():
     from metric_estimators.solvers import numpy_kernels
 
     names = ("LOGDET_NUMPY_MAX_LISTED", "LOGDET_NUMPY_MAX_PAIRS",
-             "LOGDET_NUMPY_MAX_DIM", "CYCLE_NUMPY_MAX_NODES", "CC_NUMPY_MAX_NODES")
+             "LOGDET_NUMPY_MAX_DIM", "CYCLE_NUMPY_MAX_NODES", "CC_NUMPY_MAX_NODES",
+             "CC_SPARSE_NUMPY_MAX_NODES")
 
     def force(value):
         for name in names:
             setattr(numpy_kernels, name, value)
         mlkr.NUMPY_MAX_SAMPLES = value
         ordinal.NUMPY_MAX_TRIPLETS = value
+        # whatever this process has compiled: the path forced, not the cache's choice
+        numpy_kernels.small_problem_path("numba" if value < 0 else "numpy")
 
     saved = ([getattr(numpy_kernels, n) for n in names], mlkr.NUMPY_MAX_SAMPLES,
              ordinal.NUMPY_MAX_TRIPLETS)
@@ -290,6 +302,7 @@ def measure_thresholds():
             print(json.dumps(row), flush=True)
     for name, value in zip(names, saved[0]):
         setattr(numpy_kernels, name, value)
+    numpy_kernels.small_problem_path("auto")
     mlkr.NUMPY_MAX_SAMPLES, ordinal.NUMPY_MAX_TRIPLETS = saved[1], saved[2]
     return rows
 

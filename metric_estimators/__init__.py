@@ -7,6 +7,10 @@ kernels load from the cache when a problem first needs them (problems of at
 most ``_problems.neighbours.NUMPY_MAX_SAMPLES`` points run in numpy and never
 load numba).  ``python -m
 metric_estimators.warmup`` compiles every kernel into numba's on-disk cache.
+Small problems of ITML, ProjectAndForget, MetricNearness and
+CorrelationClustering run in numpy while the kernels they need are not
+compiled, and on the kernels once they are
+(:func:`metric_estimators.solvers.numpy_kernels.small_problem_path`).
 """
 
 import importlib

@@ -43,6 +43,7 @@ Standard library only at import: numba is imported by :func:`prepare`.
 """
 
 import hashlib
+import importlib.metadata
 import logging
 import os
 import sys
@@ -51,7 +52,8 @@ import threading
 import weakref
 from pathlib import Path
 
-__all__ = ["NOTICE", "logger", "prepare", "register_fit", "user_cache_dir"]
+__all__ = ["NOTICE", "kernels_ready", "logger", "prepare", "register_fit",
+           "user_cache_dir"]
 
 logger = logging.getLogger("metric_estimators")
 
@@ -98,10 +100,18 @@ def sources_stamp(kernels_dir=KERNELS_DIR):
     for path in sorted(Path(kernels_dir).glob("*.py")):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
-    from numba import __version__
-
-    digest.update(__version__.encode())
+    digest.update(_numba_version().encode())
     return digest.hexdigest()
+
+
+def _numba_version():
+    """numba's version, from its installed metadata (without importing numba)."""
+    try:
+        return importlib.metadata.version("numba")
+    except importlib.metadata.PackageNotFoundError:
+        from numba import __version__
+
+        return __version__
 
 
 def writable(directory):
@@ -177,6 +187,74 @@ def _kernels_cache_path():
     if config.CACHE_DIR:
         return Path(config.CACHE_DIR) / caching._CacheLocator.get_suitable_cache_subpath(source)
     return KERNELS_DIR / "__pycache__"
+
+
+# ------------------------------------------------------- are these kernels compiled?
+
+
+def kernels_ready(names):
+    """True when every kernel of ``names`` can run without being compiled.
+
+    ``names``: ``"module.function"`` under ``metric_estimators._kernels``.
+    A kernel is ready when its dispatcher holds a compiled specialisation in
+    this process, or when numba's on-disk cache holds it: its index file
+    (``<module>.<function>-<line>.py<XY>.nbi``) is in the directory where
+    numba will look for it (:func:`expected_cache_path`) and the package's
+    stamp there is that of the current kernel sources and numba (else
+    :func:`prepare` will clear the directory).  Nothing is imported or
+    compiled to answer, numba included: one directory listing and one
+    small file read.  The answer can be wrong in one direction only, and
+    rarely: an index written for other argument types or another CPU
+    counts as ready, and the fit then compiles what it needs.
+    """
+    missing = []
+    for name in names:
+        module, function = name.split(".")
+        loaded = sys.modules.get(f"{KERNELS_PACKAGE}.{module}")
+        if not getattr(getattr(loaded, function, None), "signatures", None):
+            missing.append(name)
+    if not missing:
+        return True
+    directory = expected_cache_path()
+    try:
+        if (directory / STAMP_FILE).read_text() != _current_stamp():
+            return False
+        files = os.listdir(directory)
+    except OSError:
+        return False
+    tag = f".py{sys.version_info[0]}{sys.version_info[1]}"
+    indexed = {f.split("-", 1)[0] for f in files
+               if f.endswith(".nbi") and tag in f}
+    return all(name in indexed for name in missing)
+
+
+_stamps = {}
+
+
+def _current_stamp():
+    """:func:`sources_stamp`, computed once per process (the sources do not change under it)."""
+    if "stamp" not in _stamps:
+        _stamps["stamp"] = sources_stamp()
+    return _stamps["stamp"]
+
+
+def expected_cache_path():
+    """Where numba caches (or will cache) the kernels, without importing numba.
+
+    :func:`_kernels_cache_path` once :func:`prepare` has run; before, the
+    same choice made from the environment: under ``NUMBA_CACHE_DIR`` (set
+    by the user, or the one :func:`prepare` will set) in numba's
+    sub-directory for the kernels' folder, else ``_kernels/__pycache__``.
+    """
+    if _state["prepared"]:
+        return _kernels_cache_path()
+    base = os.environ.get("NUMBA_CACHE_DIR") or cache_dir()
+    if not base:
+        return KERNELS_DIR / "__pycache__"
+    # numba's _CacheLocator.get_suitable_cache_subpath of a kernel's file
+    folder = os.path.abspath(KERNELS_DIR)
+    hashed = hashlib.sha1(folder.encode()).hexdigest()
+    return Path(base) / f"{os.path.split(folder)[-1]}_{hashed}"
 
 
 # ------------------------------------------------------------------ compile notices

@@ -346,10 +346,14 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         gamma = float(self.gamma)
         problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
                                         CycleConstraints)
+        # small graphs: the searches in Python (the same bits, nothing to compile)
         oracle = SparseShortestPathOracle(n, graph.rows, graph.cols,
                                           search="bounded", cap=SEARCH_CAP,
                                           growth=SEARCH_GROWTH,
-                                          switch=SEARCH_SWITCH)
+                                          switch=SEARCH_SWITCH,
+                                          engine=("python"
+                                                  if npk.use_numpy_sparse_cc(n)
+                                                  else "numba"))
         report.phase(f"sparse graph: {n} nodes, {m} edges, gamma "
                      f"{gamma:.3g}, stages "
                      f"{', '.join(f'{g:.3g}' for g in gamma_stages(gamma))}")

@@ -73,6 +73,11 @@ def _fits():
     A = np.where(g[:, None] == g[None], 1.0, -1.0)
     np.fill_diagonal(A, 0)
     mask = rng.rand(25, 25) < 0.5
+    # a tenth of the signs flipped: the LP needs every stage of its oracle
+    flip = np.triu(rng.rand(25, 25) < 0.1, 1)
+    noisy = np.where(flip | flip.T, -A, A)
+    W = rng.rand(25, 25) + 0.5
+    W = (W + W.T) / 2
     return [
         ("LMNN (lbfgs)", lambda: LMNN(random_state=0, max_iter=5).fit(X, y)),
         ("LMNN (subgradient)",
@@ -86,11 +91,15 @@ def _fits():
         ("ProjectAndForget",
          lambda: ProjectAndForget(random_state=0, max_iter=5).fit(X, y)),
         ("MetricNearness (l2, triangle)", lambda: MetricNearness(max_iter=3).fit(D)),
+        ("MetricNearness (l2, triangle, weighted)",
+         lambda: MetricNearness(max_iter=3).fit(D, sample_weight=W)),
         ("MetricNearness (kl, shortest_path)",
          lambda: MetricNearness(divergence="kl", oracle="shortest_path",
                                 max_iter=3).fit(D)),
         ("CorrelationClustering",
          lambda: CorrelationClustering(random_state=0).fit(A)),
+        ("CorrelationClustering (noisy signs)",
+         lambda: CorrelationClustering(random_state=0).fit(noisy)),
         ("CorrelationClustering (sparse graph)",
          lambda: CorrelationClustering(random_state=0, max_iter=3).fit(
              sparse.csr_matrix(A * (mask & mask.T)))),

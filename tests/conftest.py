@@ -38,8 +38,15 @@ needs one entry here and nothing else.  Kinds:
 The parameters of the registry are those of the determinism cases
 (``tests/fingerprint.py`` hashes their results on the numpy and the numba
 path): change one and the fingerprints change.  Estimators are imported by their public names only.
+
+Small problems take the numpy path here whatever numba's cache holds
+(``METRIC_ESTIMATORS_SMALL_PROBLEMS=numpy``, for this process and the
+processes the tests start): the results of the tests do not depend on
+which kernels earlier tests compiled.  ``tests/test_numpy_engine.py``
+tests the default, cache-aware choice.
 """
 
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -78,7 +85,15 @@ from metric_estimators._problems import mlkr as _mlkr_problem
 from metric_estimators._problems import ordinal as _ordinal_problem
 from metric_estimators._problems.neighbours import numpy_max_samples
 from metric_estimators.ranking import make_ordinal
-from metric_estimators.solvers.numpy_kernels import numpy_limits
+from metric_estimators.solvers.numpy_kernels import (
+    PATH_VARIABLE,
+    numpy_limits,
+    small_problem_path,
+)
+
+# see the module docstring: small problems on the numpy path, whatever the cache
+os.environ[PATH_VARIABLE] = "numpy"
+small_problem_path("numpy")
 
 
 @contextmanager

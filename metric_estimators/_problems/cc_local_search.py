@@ -92,7 +92,7 @@ def local_search(A, labels, max_sweeps):
         if is_sparse:
             # small graphs: the numpy moves (the same labels)
             moves = (npk.sparse_one_element_moves
-                     if A.shape[0] <= npk.CC_SPARSE_NUMPY_MAX_NODES
+                     if npk.use_numpy_sparse_cc(A.shape[0])
                      else sparse_one_element_moves)
             sweeps += int(moves(
                 A.indptr.astype(np.int64), A.indices.astype(np.int64),
@@ -100,7 +100,9 @@ def local_search(A, labels, max_sweeps):
         else:
             # small graphs: the numpy moves (the same labels), as the LP's path
             moves = (npk.best_one_element_moves
-                     if A.shape[0] <= npk.CC_NUMPY_MAX_NODES
+                     if npk.takes_numpy_path(
+                         "correlation_clustering",
+                         A.shape[0] <= npk.CC_NUMPY_MAX_NODES)
                      else best_one_element_moves)
             sweeps += int(moves(A, lab, left, eps))
         lab, merges = merge_clusters(A, lab, eps)

@@ -30,6 +30,7 @@ import numpy as np
 from scipy import sparse
 
 from ..solvers import numpy_kernels as npk
+from ..solvers import small_graphs
 from ..solvers.numpy_kernels import lazy_kernel
 from .edges import sparse_edges
 
@@ -121,9 +122,12 @@ def sparse_pivot_rounding(X, rng, rounding="probabilistic"):
     if rounding != "threshold":
         draw = getattr(rng, "integers", None) or rng.randint
         seed = int(draw(0, 2**31 - 1))
-    return ball_pivot(lengths, indptr, indices,
-                      np.arange(lengths.size, dtype=np.int64), order,
-                      rounding != "threshold", seed)
+    # small graphs: the pivot in Python (the same labels, nothing to compile)
+    pivot = (small_graphs.ball_pivot if npk.use_numpy_sparse_cc(n)
+             else ball_pivot)
+    return pivot(lengths, indptr, indices,
+                 np.arange(lengths.size, dtype=np.int64), order,
+                 rounding != "threshold", seed)
 
 
 def sparse_clustering_cost(A, labels):
@@ -131,7 +135,7 @@ def sparse_clustering_cost(A, labels):
     U = sparse.triu(sparse.csr_matrix(A, dtype=np.float64), k=1).tocoo()
     labels = np.ascontiguousarray(labels).astype(np.int64)
     # small graphs: numpy's sum (the same bits), no kernel to compile
-    cost = (npk.sparse_cost if labels.size <= npk.CC_SPARSE_NUMPY_MAX_NODES
+    cost = (npk.sparse_cost if npk.use_numpy_sparse_cc(labels.size)
             else sparse_cost)
     return float(cost(U.row.astype(np.int64), U.col.astype(np.int64),
                       np.asarray(U.data, dtype=np.float64), labels))

@@ -6,9 +6,26 @@ of CPU per estimator on an empty cache, against milliseconds of work), so
 :func:`~metric_estimators.solvers.bregman.bregman_project_forget` runs small
 problems on the functions of this module instead: the same arguments and
 in-place outputs as the kernels they stand for, in vectorised numpy.  The
-driver picks the path once per run, from the problem's size alone
-(:func:`use_numpy`; never from a clock or from what is loaded), and tells the
-active set and the oracle (their ``numpy`` attribute).
+driver picks the path once per run (:func:`use_numpy`) and tells the active
+set and the oracle (their ``numpy`` attribute).
+
+Which path a fit takes
+----------------------
+A problem above this module's size limits runs the numba kernels.  Within
+them, :func:`small_problem_path` decides, by default (``"auto"``) from what
+is compiled: the numpy path while one of the kernels the problem needs
+(:data:`KERNELS_OF`) would have to be compiled -- a first fit on an empty
+cache then compiles nothing -- and the kernels once they are all compiled,
+in this process or in numba's on-disk cache (after ``python -m
+metric_estimators.warmup``), where they are faster: so a warm installation
+is never slower than the kernels.  The check reads one directory listing
+and compiles or imports nothing (:func:`metric_estimators._compilation.kernels_ready`).
+Never from a clock.  ``"numpy"`` makes the choice depend on the size alone
+(the numpy path within the limits, whatever the cache holds), ``"numba"``
+runs the kernels on every size; the environment variable
+``METRIC_ESTIMATORS_SMALL_PROBLEMS`` sets it for a process.  The two paths
+give the same solution to the solver's tolerance, not the same bits (see
+below), except for the sparse graph searches, which are bit-identical.
 
 LogDet pair constraints (ITML, ProjectAndForget)
 ------------------------------------------------
@@ -47,6 +64,8 @@ Which sizes take this path, and why, is documented at each limit below;
 """
 
 import importlib
+import os
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -55,6 +74,7 @@ __all__ = [
     "CC_NUMPY_MAX_NODES",
     "CC_SPARSE_NUMPY_MAX_NODES",
     "CYCLE_NUMPY_MAX_NODES",
+    "KERNELS_OF",
     "LOGDET_NUMPY_MAX_DIM",
     "LOGDET_NUMPY_MAX_LISTED",
     "LOGDET_NUMPY_MAX_PAIRS",
@@ -71,11 +91,15 @@ __all__ = [
     "logdet_violations",
     "matrix_to_edges",
     "numpy_limits",
+    "small_problem_path",
+    "small_problems_on",
     "project_cycles",
     "project_nonnegative",
     "project_pairs_w",
     "scan_label_pairs",
+    "takes_numpy_path",
     "use_numpy",
+    "use_numpy_sparse_cc",
     "violated_triangles",
 ]
 
@@ -86,25 +110,28 @@ __all__ = [
 #: compilation included) and 1.09 s on the numpy path
 #: (``benchmarks/results/numpy_paths_after.md``).  The numpy sweep costs a few
 #: microseconds of interpreter per projection more than the kernel: warm
-#: fits took 0.017 / 0.003 s (numpy / numba) on iris and wine, 0.015 /
-#: 0.004 s on 200-300 points of breast cancer (30 features, about 200
-#: constraints) and 0.08 / 0.02, 0.14 / 0.03, 0.18 / 0.03 s on 100 / 200 /
-#: 300 digits (64 features, about 1000 constraints)
-#: (``benchmarks/results/numpy_paths_threshold.md``).  Up to 2000
-#: constraints the surcharge of a warm fit stays a few tenths of a second,
-#: far below one compilation.
+#: fits took 0.019 / 0.004 and 0.017 / 0.004 s (numpy / numba) on iris and
+#: wine, 0.015 / 0.004 and 0.022 / 0.006 s on 200 / 300 points of breast
+#: cancer (30 features, about 200 constraints) and 0.09 / 0.02, 0.14 /
+#: 0.03, 0.18 / 0.04 s on 100 / 200 / 300 digits (64 features, about 1000
+#: constraints) (``benchmarks/results/numpy_paths_threshold.md``).  Up to
+#: 2000 constraints the surcharge of a warm fit stays a few tenths of a
+#: second, far below one compilation, and it is paid only while the
+#: kernels are not compiled (:func:`small_problem_path`).
 LOGDET_NUMPY_MAX_LISTED = 2_000
 
 #: ProjectAndForget problems with at most this many labelled pairs (the
-#: oracle's candidates, ``n (n - 1) / 2``) run on the numpy path.  Warm fits
-#: took 0.30 / 0.06 s (numpy / numba) on 100 digits (4,950 pairs), 0.88 /
-#: 0.05 s on iris (11,175 pairs), 1.09 / 0.07 s on wine (15,753), 0.74 /
-#: 0.11 and 2.05 / 0.22 s on 200 / 300 digits, 3.0 / 0.22 and 13.2 / 0.89 s
-#: on 200 / 300 points of breast cancer
+#: oracle's candidates, ``n (n - 1) / 2``) run on the numpy path while the
+#: kernels are not compiled (:func:`small_problem_path`).  Warm fits took
+#: 0.30 / 0.03 s (numpy / numba) on 100 digits (4,950 pairs), 0.92 / 0.02 s
+#: on iris (11,175 pairs), 1.22 / 0.04 s on wine (15,753), 0.77 / 0.06 and
+#: 2.06 / 0.18 s on 200 / 300 digits, 3.2 / 0.16 and 12.6 / 0.70 s on 200 /
+#: 300 points of breast cancer
 #: (``benchmarks/results/numpy_paths_threshold.md``): the surcharge grows
 #: with the number of projections, which the size of the problem bounds only
-#: loosely.  5,000 pairs (about 100 points) keeps a warm fit's surcharge
-#: under 0.3 s (+0.23 s at 4,950 pairs, +0.83 s already at 11,175).  Above
+#: loosely.  5,000 pairs (about 100 points) keeps a cold installation's
+#: surcharge under 0.3 s (+0.28 s at 4,950 pairs, +0.90 s already at
+#: 11,175).  Above
 #: it the first fit pays the compilation of the oracle and LogDet kernels:
 #: iris, on the numba path, costs under 5 s of CPU in a fresh process with
 #: an empty cache (``benchmarks/results/first_contact.md``, case
@@ -122,12 +149,13 @@ LOGDET_NUMPY_MAX_DIM = 64
 #: on the numba path (oracle, constraint store, projections and edge
 #: conversions compiled) and 1.17 s on the numpy path
 #: (``benchmarks/results/numpy_paths_after.md``).  Warm fits of
-#: ``MetricNearness()`` on noisy planar distances took 0.03 / 0.14 s (numpy /
-#: numba) at 60 nodes, 0.11 / 0.01 s at 100, 0.26 / 0.08 s at 150,
-#: 0.44 / 0.13 s at 200 and 1.31 / 0.27 s at 300 (same iterations;
+#: ``MetricNearness()`` on noisy planar distances took 0.04 / 0.002 s (numpy
+#: / numba) at 60 nodes, 0.09 / 0.009 s at 100, 0.23 / 0.20 s at 150,
+#: 0.42 / 0.22 s at 200 and 1.40 / 0.16 s at 300 (same iterations;
 #: ``benchmarks/results/numpy_paths_threshold.md``), and the numpy oracle
-#: holds ``n^3 / 2`` floats (32 MB at 200 nodes).  200 nodes keeps a warm
-#: fit's surcharge near 0.3 s.
+#: holds ``n^3 / 2`` floats (32 MB at 200 nodes).  200 nodes keeps the
+#: surcharge of a fit on a cold installation (the only one that pays it,
+#: :func:`small_problem_path`) near 0.2 s.
 CYCLE_NUMPY_MAX_NODES = 200
 
 #: Dense correlation-clustering problems (the short-edge triangle oracle, the
@@ -136,46 +164,200 @@ CYCLE_NUMPY_MAX_NODES = 200
 #: fresh process with an empty cache cost 39.4 s of CPU on the numba path
 #: and 1.51 s on the numpy path (``benchmarks/results/numpy_paths_after.md``).
 #: Warm fits of ``CorrelationClustering(random_state=0)`` on planted
-#: partitions with 10 % flipped signs took 0.39 / 0.39 s (numpy / numba) at
-#: 60 nodes, 0.83 / 0.39 s at 100, 1.91 / 0.39 s at 150 and 4.1 / 0.66 s at
+#: partitions with 10 % flipped signs took 0.36 / 0.02 s (numpy / numba) at
+#: 60 nodes, 0.64 / 0.05 s at 100, 1.74 / 0.49 s at 150 and 3.9 / 0.66 s at
 #: 200 (same oracle calls; ``benchmarks/results/numpy_paths_threshold.md``):
-#: most of the surcharge is the rounding's local search, a Python loop over
-#: the nodes.  100 nodes keeps it under 0.5 s.
+#: the Hildreth passes over small batches and the local search are Python
+#: loops.  100 nodes keeps the surcharge near 0.6 s, paid only while the
+#: kernels are not compiled (:func:`small_problem_path`).
 CC_NUMPY_MAX_NODES = 100
 
-#: The local search of a sparse correlation-clustering problem on at most
-#: this many nodes runs on the numpy path (:func:`sparse_one_element_moves`),
-#: so that a small first fit does not compile the sparse moves kernel.
+#: Sparse correlation-clustering problems on at most this many nodes run
+#: their graph searches, rounding, local search and cost without numba
+#: (:func:`use_numpy_sparse_cc`): the cycle oracle and the ball pivot in
+#: Python (:mod:`metric_estimators.solvers.small_graphs`), the one-element
+#: moves and the cost in numpy (:func:`sparse_one_element_moves`,
+#: :func:`sparse_cost`), all with the kernels' results bit for bit, so that
+#: a small first fit does not compile the graph kernels (the LP's
+#: projections and constraint store stay numba).  A first fit on a sparse
+#: 400-node signed graph in a fresh process with an empty cache thus skips
+#: the compilation of the Dijkstra search, the oracle and the ball pivot
+#: (about 2.6 s of CPU) and costs about 2.5 s in all
+#: (``benchmarks/results/first_contact.md``).  Warm fits of
+#: ``CorrelationClustering(random_state=0)`` on sparse planted graphs (about
+#: 8 edges per node) took 0.024 / 0.013 s (Python and numpy / numba) at 200
+#: nodes, 0.043 / 0.015 s at 400, 0.054 / 0.015 s at 500 and 0.23 / 0.05 s
+#: at 800 (``benchmarks/results/numpy_paths_threshold.md``): up to 500 nodes
+#: the surcharge stays under 0.05 s.
 CC_SPARSE_NUMPY_MAX_NODES = 500
 
 _P_TINY = 1e-300
 
 
+#: The numba kernels (``"module.function"`` under
+#: :mod:`metric_estimators._kernels`) that the numba path of a small problem
+#: of each kind calls, helpers included: the numpy path is taken only while
+#: one of them would have to be compiled (:func:`small_problem_path`).
+#: ``tests/test_numpy_engine.py`` checks these lists against what the numba
+#: paths compile, and that the warm-up command compiles all of them.
+KERNELS_OF = {
+    "logdet_listed": (
+        "bregman._dot", "bregman._rank1", "bregman._rank1_matvec",
+        "bregman.logdet_sweep", "bregman.logdet_violations",
+        "bregman.sym_matvec"),
+    "logdet_all_pairs": (
+        "bregman._dot", "bregman._rank1", "bregman._rank1_matvec",
+        "bregman.logdet_sweep", "bregman.logdet_violations",
+        "bregman.sym_matvec", "pair_oracle._scan_row",
+        "pair_oracle._scan_rows_serial"),
+    "cycles": (
+        "constraint_store.all_triangles", "constraint_store.compact_in_place",
+        "constraint_store.constraint_hashes", "constraint_store.table_delete",
+        "constraint_store.table_insert_new",
+        "cycle_projections.project_nonnegative",
+        "cycle_projections.project_paths_kl",
+        "cycle_projections.project_paths_l2",
+        "cycle_projections.project_triangles_unit", "edges.edge_id",
+        "edges.edges_to_matrix", "edges.matrix_to_edges",
+        "triangle_oracle._collect_triangles", "triangle_oracle._hop_rows",
+        "triangle_oracle.triangle_argmin_serial"),
+    "correlation_clustering": (
+        "cc_pair_projections._pairs_serial", "constraint_store.all_triangles",
+        "constraint_store.compact_in_place",
+        "constraint_store.constraint_hashes", "constraint_store.table_delete",
+        "constraint_store.table_insert_new",
+        "correlation_clustering.best_one_element_moves",
+        "cycle_projections.project_triangles_unit", "edges.edge_id",
+        "edges.edges_to_matrix", "edges.matrix_to_edges",
+        "shortest_paths._apsp_block_row", "shortest_paths._apsp_diagonal",
+        "shortest_paths._apsp_edge_block", "shortest_paths._fw_independent",
+        "shortest_paths._fw_kouter", "shortest_paths.apsp_serial",
+        "triangle_oracle._collect_triangles", "triangle_oracle._hop_rows",
+        "triangle_oracle.triangle_argmin_serial"),
+    "sparse_correlation_clustering": (
+        "correlation_clustering.sparse_cost",
+        "correlation_clustering.sparse_one_element_moves",
+        "sparse_graph._heap", "sparse_graph._search",
+        "sparse_graph.ball_pivot", "sparse_graph.bounded_violated_cycles"),
+}
+
+#: Environment variable read once, at import, for the initial
+#: :func:`small_problem_path` (``auto``, ``numpy`` or ``numba``).
+PATH_VARIABLE = "METRIC_ESTIMATORS_SMALL_PROBLEMS"
+_PATHS = ("auto", "numpy", "numba")
+_path = {"value": os.environ.get(PATH_VARIABLE, "auto").strip().lower() or "auto"}
+if _path["value"] not in _PATHS:
+    warnings.warn(f"{PATH_VARIABLE}={_path['value']!r} is not one of "
+                  f"{', '.join(_PATHS)}: 'auto' is used.", stacklevel=2)
+    _path["value"] = "auto"
+
+
+def small_problem_path(path=None):
+    """Which path problems within this module's size limits take; set it with ``path``.
+
+    ``"auto"`` (default): the numba kernels when every kernel the problem
+    needs is compiled already -- in this process, or in numba's on-disk
+    cache (after ``python -m metric_estimators.warmup``, or after a fit that
+    compiled them; :func:`metric_estimators._compilation.kernels_ready`,
+    which neither imports nor compiles anything) -- and the numpy path
+    otherwise, so that a first fit on an empty cache compiles nothing and
+    a warm installation runs the kernels, never slower.  ``"numpy"``: the
+    numpy path for every problem within the limits, whatever the cache
+    holds (the choice then depends on the problem's size alone).
+    ``"numba"``: the kernels for every size (compiling them if needed).
+    Problems above the limits always run the kernels.  Both paths give the
+    same solution to the solver's tolerance (the same labels and bits for
+    sparse correlation clustering's graph searches).
+
+    The initial value comes from the environment variable
+    ``METRIC_ESTIMATORS_SMALL_PROBLEMS`` (read at import).  Returns the
+    value in force before the call; as a context manager
+    (:func:`small_problems_on`) it is restored on exit.  Process-wide, not
+    thread-local.
+    """
+    old = _path["value"]
+    if path is not None:
+        if path not in _PATHS:
+            raise ValueError(f"path must be one of {', '.join(map(repr, _PATHS))}, "
+                             f"got {path!r}.")
+        _path["value"] = path
+    return old
+
+
+@contextmanager
+def small_problems_on(path):
+    """:func:`small_problem_path` set to ``path`` inside the block."""
+    old = small_problem_path(path)
+    try:
+        yield
+    finally:
+        small_problem_path(old)
+
+
+def takes_numpy_path(kind, within_limits):
+    """True when a problem of ``kind`` runs on the numpy path.
+
+    ``within_limits``: the problem is within this module's size limits for
+    ``kind``; then :func:`small_problem_path` decides (``"auto"``: numpy
+    unless the kernels of :data:`KERNELS_OF` ``[kind]`` are all compiled).
+    """
+    if not within_limits:
+        return False
+    path = _path["value"]
+    if path == "auto":
+        from .._compilation import kernels_ready
+
+        return not kernels_ready(KERNELS_OF[kind])
+    return path == "numpy"
+
+
 def use_numpy(oracle):
-    """True when the problem behind ``oracle`` is small enough for the numpy path.
+    """True when the problem behind ``oracle`` runs on the numpy path.
 
     An oracle that has a numpy path says how large its problem is with
     ``oracle.numpy_size()``, a tuple ``(kind, size...)`` compared with this
-    module's limits; any other oracle runs on the numba kernels.
+    module's limits, and :func:`takes_numpy_path` decides; any other oracle
+    runs on the numba kernels.  The answer is kept on the oracle (its
+    ``numpy_choice_``), so that every part of a fit takes the same path.
     """
+    choice = getattr(oracle, "numpy_choice_", None)
+    if choice is not None:
+        return choice
     size = getattr(oracle, "numpy_size", None)
     if size is None:
         return False
     kind, *values = size()
     if kind == "logdet_listed":
         n_listed, dim = values
-        return (n_listed <= LOGDET_NUMPY_MAX_LISTED
-                and dim <= LOGDET_NUMPY_MAX_DIM)
-    if kind == "logdet_all_pairs":
+        small = (n_listed <= LOGDET_NUMPY_MAX_LISTED
+                 and dim <= LOGDET_NUMPY_MAX_DIM)
+    elif kind == "logdet_all_pairs":
         n_pairs, dim = values
-        return n_pairs <= LOGDET_NUMPY_MAX_PAIRS and dim <= LOGDET_NUMPY_MAX_DIM
-    if kind == "cycles":
+        small = n_pairs <= LOGDET_NUMPY_MAX_PAIRS and dim <= LOGDET_NUMPY_MAX_DIM
+    elif kind == "cycles":
         (n_nodes,) = values
-        return n_nodes <= CYCLE_NUMPY_MAX_NODES
-    if kind == "correlation_clustering":
+        small = n_nodes <= CYCLE_NUMPY_MAX_NODES
+    elif kind == "correlation_clustering":
         (n_nodes,) = values
-        return n_nodes <= CC_NUMPY_MAX_NODES
-    return False
+        small = n_nodes <= CC_NUMPY_MAX_NODES
+    else:
+        return False
+    choice = takes_numpy_path(kind, small)
+    try:
+        oracle.numpy_choice_ = choice
+    except AttributeError:
+        pass
+    return choice
+
+
+def use_numpy_sparse_cc(n_nodes):
+    """True when a sparse correlation-clustering problem on ``n_nodes`` nodes skips the graph kernels.
+
+    Within :data:`CC_SPARSE_NUMPY_MAX_NODES`, as :func:`takes_numpy_path`
+    decides.
+    """
+    return takes_numpy_path("sparse_correlation_clustering",
+                            n_nodes <= CC_SPARSE_NUMPY_MAX_NODES)
 
 
 @contextmanager
@@ -183,18 +365,22 @@ def numpy_limits(value):
     """Every limit of this module set to ``value`` inside the block (tests, benchmarks).
 
     ``-1``: the numba kernels for every size; a huge value: numpy for every
-    size.  Not thread-safe: it sets the module constants and restores them.
+    size (:func:`small_problem_path` is ``"numba"``, resp. ``"numpy"``,
+    inside the block, so that what the cache holds does not matter).  Not
+    thread-safe: it sets the module constants and restores them.
     """
     names = ("LOGDET_NUMPY_MAX_LISTED", "LOGDET_NUMPY_MAX_PAIRS",
              "LOGDET_NUMPY_MAX_DIM", "CYCLE_NUMPY_MAX_NODES",
-             "CC_NUMPY_MAX_NODES")
+             "CC_NUMPY_MAX_NODES", "CC_SPARSE_NUMPY_MAX_NODES")
     module = globals()
     saved = [module[name] for name in names]
     for name in names:
         module[name] = value
+    path = small_problem_path("numba" if value < 0 else "numpy")
     try:
         yield
     finally:
+        small_problem_path(path)
         for name, old in zip(names, saved):
             module[name] = old
 

@@ -15,6 +15,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
+from .. import small_graphs
 from ..numpy_kernels import lazy_kernel
 
 # the numba kernels load on first call (not by the import of the dense oracles)
@@ -31,13 +32,14 @@ class _SparseGraph:
 
     ``rows[e] < cols[e]`` are the edges; ``indptr``, ``indices`` are the
     symmetric CSR pattern and ``eid`` the edge id of each stored entry.
-    ``search`` is how :func:`_search_sources` searches (see
+    ``search`` and ``engine`` are how :func:`_search_sources` searches (see
     :class:`SparseShortestPathOracle`).
     """
 
-    def __init__(self, n, rows, cols, search="full"):
+    def __init__(self, n, rows, cols, search="full", engine="numba"):
         self.n = int(n)
         self.search = search
+        self.engine = engine
         self.rows = np.ascontiguousarray(rows, dtype=np.int64)
         self.cols = np.ascontiguousarray(cols, dtype=np.int64)
         m = self.rows.size
@@ -75,7 +77,10 @@ def _search_sources(graph, x, s0, s1, threshold, chunk, cap=0):
     """
     n = graph.n
     if getattr(graph, "search", "full") == "bounded":
-        return bounded_violated_cycles(x, graph.indptr, graph.indices,
+        search = (small_graphs.bounded_violated_cycles
+                  if getattr(graph, "engine", "numba") == "python"
+                  else bounded_violated_cycles)
+        return search(x, graph.indptr, graph.indices,
                                        graph.eid, int(s0), int(s1),
                                        float(threshold), int(cap))
     # explicit tiny lengths instead of zeros, which csgraph could drop
@@ -158,13 +163,14 @@ class InProcessExecutor:
     def map_sources(self, x, blocks, threshold, chunk, cap=0):
         """Return the per-block results of :func:`_search_sources`, in block order.
 
-        The bounded (numba, GIL-free) search runs its blocks on
+        The bounded numba search (GIL-free) runs its blocks on
         ``numba``'s number of threads; the results are merged in block
         order, so they do not depend on the number of threads.
         """
         graph = self._graph
         threads = _bounded_threads()
         if (getattr(graph, "search", "full") == "bounded" and threads > 1
+                and getattr(graph, "engine", "numba") == "numba"
                 and graph.rows.size):
             sub = [b for s0, s1 in blocks
                    for b in _owned_edge_blocks(graph.rows, s0, s1, threads)]
@@ -290,16 +296,24 @@ class SparseShortestPathOracle:
         an exact search on a point that satisfies only short cycles can
         visit most of the graph from every source.  ``cap_`` is the cap in
         force (0 once exact).
+    engine : {"numba", "python"}, default="numba"
+        With ``search="bounded"``: ``"python"`` runs the searches in the
+        interpreter (:func:`metric_estimators.solvers.small_graphs.bounded_violated_cycles`,
+        the same bits, no kernel to compile: small graphs), ``"numba"`` in
+        the kernel.
     """
 
     supports_float32 = False
 
     def __init__(self, n, rows, cols, chunk=256, client=None, search="full",
-                 cap=0, switch=0.01, growth=0):
+                 cap=0, switch=0.01, growth=0, engine="numba"):
         if search not in ("full", "bounded"):
             raise ValueError(f"search must be 'full' or 'bounded', got "
                              f"{search!r}.")
-        self.graph = _SparseGraph(n, rows, cols, search=search)
+        if engine not in ("numba", "python"):
+            raise ValueError(f"engine must be 'numba' or 'python', got "
+                             f"{engine!r}.")
+        self.graph = _SparseGraph(n, rows, cols, search=search, engine=engine)
         self.cap = int(cap) if search == "bounded" else 0
         self.cap_ = self.cap
         self.switch = float(switch)
