@@ -37,6 +37,22 @@ def _run(code, cache, path="auto", timeout=600):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+# the small problems of both scripts: iris, distances, a signed graph (dense and sparse)
+_DATA = '''
+from sklearn.datasets import load_iris
+X, y = load_iris(return_X_y=True)
+rng = np.random.RandomState(0)
+P = rng.rand(30, 2)
+D = np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1)) + 0.05
+np.fill_diagonal(D, 0.0)
+g = rng.randint(0, 3, 30)
+A = np.where(g[:, None] == g[None], 1.0, -1.0)
+A = np.triu(np.where(rng.rand(30, 30) < 0.1, -A, A), 1)
+A = A + A.T
+keep = np.triu(rng.rand(30, 30) < 0.3, 1)
+S = sparse.csr_matrix(np.where(keep | keep.T, A, 0.0))
+'''
+
 # small fits of every kind, and which path each took
 _FITS = r'''
 import json, logging, sys, warnings
@@ -51,19 +67,7 @@ logging.getLogger("metric_estimators").addHandler(Keep())
 logging.getLogger("metric_estimators").setLevel(logging.INFO)
 import metric_estimators as me
 from metric_estimators.solvers import numpy_kernels as npk
-from sklearn.datasets import load_iris
-X, y = load_iris(return_X_y=True)
-rng = np.random.RandomState(0)
-P = rng.rand(30, 2)
-D = np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1)) + 0.05
-np.fill_diagonal(D, 0.0)
-g = rng.randint(0, 3, 30)
-A = np.where(g[:, None] == g[None], 1.0, -1.0)
-A = np.triu(np.where(rng.rand(30, 30) < 0.1, -A, A), 1)
-A = A + A.T
-keep = np.triu(rng.rand(30, 30) < 0.3, 1)
-S = sparse.csr_matrix(np.where(keep | keep.T, A, 0.0))
-fits = {
+''' + _DATA + r'''fits = {
     "logdet_listed": lambda: me.ITML_Supervised(random_state=0).fit(X, y),
     "logdet_all_pairs": lambda: me.ProjectAndForget(random_state=0).fit(X[::3], y[::3]),
     "cycles": lambda: me.MetricNearness().fit(D),
@@ -144,20 +148,8 @@ def compiled():
                     out.add(name.rsplit(".", 1)[1] + "." + attr)
     return out
 
-rng = np.random.RandomState(0)
-from sklearn.datasets import load_iris
-X, y = load_iris(return_X_y=True)
-P = rng.rand(30, 2)
-D = np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1)) + 0.05
-np.fill_diagonal(D, 0.0)
-W = rng.rand(30, 30) + 0.5
+''' + _DATA + r'''W = rng.rand(30, 30) + 0.5
 W = (W + W.T) / 2
-g = rng.randint(0, 3, 30)
-A = np.where(g[:, None] == g[None], 1.0, -1.0)
-A = np.triu(np.where(rng.rand(30, 30) < 0.1, -A, A), 1)
-A = A + A.T
-keep = np.triu(rng.rand(30, 30) < 0.3, 1)
-S = sparse.csr_matrix(np.where(keep | keep.T, A, 0.0))
 pairs = np.stack([X[:50], X[50:100]], axis=1)
 py = np.where(y[:50] == y[50:100], 1, -1)
 py[:10] = 1
