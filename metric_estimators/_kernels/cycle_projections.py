@@ -83,6 +83,9 @@ def project_paths_l2(x, winv, cons_edge, ptr, path, z, start, stop):
     ``delta = max(theta, -z_c)``, ``theta = (x_e - sum_P x_f) /
     (1/w_e + sum_P 1/w_f)``; the dual becomes ``z_c + delta >= 0``.
 
+    The entries of ``x`` and ``winv`` that constraint ``c +
+    PREFETCH_AHEAD`` reads are prefetched while ``c`` is projected.
+
     Returns
     -------
     residual : float
@@ -92,6 +95,14 @@ def project_paths_l2(x, winv, cons_edge, ptr, path, z, start, stop):
     """
     resid = 0.0
     for c in range(start, stop):
+        ahead = c + PREFETCH_AHEAD
+        if ahead < stop:
+            ea = cons_edge[ahead]
+            prefetch(x, ea)
+            prefetch(winv, ea)
+            for p in range(ptr[ahead], ptr[ahead + 1]):
+                prefetch(x, path[p])
+                prefetch(winv, path[p])
         e = cons_edge[c]
         s = x[e]
         den = winv[e]
