@@ -11,6 +11,13 @@ edge and ordered path) keeps it free of duplicates
 import numpy as np
 from numba import njit
 
+from .cycle_projections import prefetch
+
+#: How many hashes ahead the table operations prefetch their home slot (the
+#: table is tens of MB on large problems: each operation is a cache miss,
+#: whose address the batch of hashes gives away in advance)
+_AHEAD = 16
+
 __all__ = [
     "all_triangles",
     "compact_in_place",
@@ -48,6 +55,8 @@ def table_insert_new(table, hashes):
     mask = np.uint64(table.shape[0] - 1)
     keep = np.zeros(hashes.shape[0], dtype=np.bool_)
     for c in range(hashes.shape[0]):
+        if c + _AHEAD < hashes.shape[0]:
+            prefetch(table, hashes[c + _AHEAD] & mask)
         h = hashes[c]
         slot = h & mask
         while True:
@@ -71,6 +80,8 @@ def table_delete(table, hashes, keep):
     """
     mask = np.uint64(table.shape[0] - 1)
     for c in range(hashes.shape[0]):
+        if c + _AHEAD < hashes.shape[0] and not keep[c + _AHEAD]:
+            prefetch(table, hashes[c + _AHEAD] & mask)
         if keep[c]:
             continue
         h = hashes[c]

@@ -23,31 +23,90 @@ PARALLEL_MIN_NODES = 128
 
 _TRI_BI = 16   # rows of a tile (reuse of every loaded X[k, j0:j1])
 _TRI_BJ = 128  # columns of a tile
+_TRI_BK = 32   # k-steps of a block: the minimum only, the argmin per block
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _minplus_arg_row(src, gsrc, dst, gdst, a, xk, k, L):
-    # dst[j] = min(src[j], a + xk[j]) and gdst[j] = k where the minimum moved.
-    # Separate source and destination buffers and an arithmetic select for
-    # the index make every store unconditional, so LLVM emits vector
-    # compare/blend instead of (slow, on AMD) masked stores.
+def _minplus4_row(dst, a0, a1, a2, a3, x0, x1, x2, x3, L):
+    # dst[j] = min(dst[j], a0 + x0[j], ..., a3 + x3[j]): four k-steps per
+    # load and store of dst, no index tracking (min and add only, which
+    # LLVM vectorises); a minimum is exact, so the order does not matter
+    for jj in range(L):
+        s0 = a0 + x0[jj]
+        s1 = a1 + x1[jj]
+        s2 = a2 + x2[jj]
+        s3 = a3 + x3[jj]
+        s0 = s0 if s0 < s1 else s1
+        s2 = s2 if s2 < s3 else s3
+        s0 = s0 if s0 < s2 else s2
+        d = dst[jj]
+        dst[jj] = s0 if s0 < d else d
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _minplus1_row(dst, a, xk, L):
+    # dst[j] = min(dst[j], a + xk[j])
     for jj in range(L):
         s = a + xk[jj]
-        d = src[jj]
-        c = s < d
-        dst[jj] = s if c else d
-        g = gsrc[jj]
-        gdst[jj] = g + (k - g) * c
+        d = dst[jj]
+        dst[jj] = s if s < d else d
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _minplus_arg_tile(src, gsrc, dst, gdst, X, k, i0, i1, j0, j1):
-    # one k-step of a tile: row ii of dst/gdst from row ii of src/gsrc
-    xk = X[k, j0:j1]
-    xi = X[k, i0:i1]  # = X[i0:i1, k] (X is symmetric), contiguous
+def _block_min(T, X, k0, k1, i0, i1, j0, j1):
+    # T[ii, jj] = min over k0 <= k < k1 of X[k, i0 + ii] + X[k, j0 + jj]
+    L = j1 - j0
     for ii in range(i1 - i0):
-        _minplus_arg_row(src[ii], gsrc[ii], dst[ii], gdst[ii], xi[ii], xk,
-                         np.int32(k), j1 - j0)
+        for jj in range(L):
+            T[ii, jj] = np.inf
+    k = k0
+    while k + 4 <= k1:
+        x0 = X[k, j0:j1]
+        x1 = X[k + 1, j0:j1]
+        x2 = X[k + 2, j0:j1]
+        x3 = X[k + 3, j0:j1]
+        for ii in range(i1 - i0):
+            i = i0 + ii
+            _minplus4_row(T[ii], X[k, i], X[k + 1, i], X[k + 2, i],
+                          X[k + 3, i], x0, x1, x2, x3, L)
+        k += 4
+    while k < k1:
+        xk = X[k, j0:j1]
+        for ii in range(i1 - i0):
+            _minplus1_row(T[ii], X[k, i0 + ii], xk, L)
+        k += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _merge_block(A, G, T, kb, rows, L):
+    # A = min(A, T), G = kb where T is strictly smaller (the earlier block
+    # keeps a tie), as unconditional stores (vector compare/blend)
+    for ii in range(rows):
+        Ar = A[ii]
+        Tr = T[ii]
+        Gr = G[ii]
+        for jj in range(L):
+            t = Tr[jj]
+            a = Ar[jj]
+            c = t < a
+            Ar[jj] = t if c else a
+            g = Gr[jj]
+            Gr[jj] = g + (kb - g) * c
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _first_minimiser(X, i, j, k0, k1, value):
+    # the first k in [k0, k1) with X[k, i] + X[k, j] == value (rows i and j
+    # of the symmetric X, contiguous; columns if X is not exactly symmetric)
+    xi = X[i]
+    xj = X[j]
+    for k in range(k0, k1):
+        if xi[k] + xj[k] == value:
+            return k
+    for k in range(k0, k1):
+        if X[k, i] + X[k, j] == value:
+            return k
+    return k0
 
 
 @njit(cache=True, nogil=True)
@@ -84,18 +143,25 @@ def triangle_argmin(X, out, arg):
     ``X`` is symmetric (float32 or float64, zero diagonal); only tiles that
     meet the strict upper triangle are computed (the entries of ``out`` and
     ``arg`` below the diagonal of those tiles are computed too, the others
-    are left untouched).  Tiles of ``_TRI_BI x _TRI_BJ`` entries are
-    accumulated over all ``k`` in two ping-pong buffers (vectorised, each
-    loaded row segment reused ``_TRI_BI`` times); the tiles are independent
-    and run in parallel, so the result does not depend on the thread count.
-    With a zero diagonal the terms ``k = i`` and ``k = j`` equal ``X[i, j]``,
-    so ``X[i, j] - out[i, j] > 0`` exactly when the triangle
-    ``(i, arg[i, j], j)`` is violated, and it is the most violated one
-    through ``ij``.
+    are left untouched).  Each tile of ``_TRI_BI x _TRI_BJ`` entries runs
+    over ``k`` in blocks of ``_TRI_BK``: within a block only the minimum is
+    accumulated (adds and mins, four ``k`` per load and store of the
+    accumulator, vectorised), and after the block the running minimum
+    records the block where it strictly decreased; at the end the argmin is
+    the first ``k`` of that block attaining the minimum (an exact
+    comparison: the sums are recomputed from the same operands).  That is
+    the first minimiser over all ``k``, as a plain loop with ``k``
+    ascending and strict improvements finds (:func:`triangle_argmin_serial`).
+    The tiles are independent and run in parallel, so the result does not
+    depend on the thread count.  With a zero diagonal the terms ``k = i``
+    and ``k = j`` equal ``X[i, j]``, so ``X[i, j] - out[i, j] > 0`` exactly
+    when the triangle ``(i, arg[i, j], j)`` is violated, and it is the most
+    violated one through ``ij``.
     """
     n = X.shape[0]
     BI = _TRI_BI
     BJ = _TRI_BJ
+    BK = _TRI_BK
     nbi = (n + BI - 1) // BI
     nbj = (n + BJ - 1) // BJ
     tasks = np.empty((nbi * nbj, 2), dtype=np.int64)
@@ -113,20 +179,19 @@ def triangle_argmin(X, out, arg):
         j1 = min(n, j0 + BJ)
         L = j1 - j0
         A = np.full((BI, BJ), np.inf, dtype=X.dtype)
-        B = np.empty((BI, BJ), dtype=X.dtype)
-        GA = np.zeros((BI, BJ), dtype=np.int32)
-        GB = np.zeros((BI, BJ), dtype=np.int32)
-        k = 0
-        while k + 1 < n:
-            _minplus_arg_tile(A, GA, B, GB, X, k, i0, i1, j0, j1)
-            _minplus_arg_tile(B, GB, A, GA, X, k + 1, i0, i1, j0, j1)
-            k += 2
-        if k < n:
-            _minplus_arg_tile(A, GA, B, GB, X, k, i0, i1, j0, j1)
-            A[:] = B
-            GA[:] = GB
-        out[i0:i1, j0:j1] = A[:i1 - i0, :L]
-        arg[i0:i1, j0:j1] = GA[:i1 - i0, :L]
+        T = np.empty((BI, BJ), dtype=X.dtype)
+        G = np.zeros((BI, BJ), dtype=np.int32)
+        for k0 in range(0, n, BK):
+            _block_min(T, X, k0, min(n, k0 + BK), i0, i1, j0, j1)
+            _merge_block(A, G, T, np.int32(k0), i1 - i0, L)
+        for ii in range(i1 - i0):
+            i = i0 + ii
+            for jj in range(L):
+                j = j0 + jj
+                k0 = G[ii, jj]
+                out[i, j] = A[ii, jj]
+                arg[i, j] = _first_minimiser(X, i, j, k0, min(n, k0 + BK),
+                                             A[ii, jj])
 
 
 @njit(cache=True, nogil=True)

@@ -29,8 +29,11 @@ __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
 # Cost of one oracle call relative to one stored path entry of a projection
 # pass; the estimators set how many passes run between two oracle calls
 # (deterministically) from it.  Calibrated on
-# benchmarks/bench_metric_nearness.py: the tiled triangle oracle costs about
-# 0.0125 n^3 path-entry visits of the unit-weight projection kernel.
+# benchmarks/bench_metric_nearness.py, where the tiled triangle oracle cost
+# about 0.0125 n^3 path-entry visits of the unit-weight projection kernel;
+# with today's cheaper min-plus square, half or twice the ratio still costs
+# more CPU on type 1 at n = 1000 (61 or 40 oracle calls against 45; see
+# docs/project_and_forget.md).
 ORACLE_PASS_RATIO = 0.0125
 
 
