@@ -28,6 +28,7 @@ from ._problems.lmnn import (
     SampledLMNNObjective,
     find_target_neighbors,
     impostor_budget,
+    search_threads,
 )
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._validation import (
@@ -360,7 +361,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         impostors = ImpostorSet(
             y_idx, (targets >= 0).any(axis=1), cap,
             seed=rng.randint(np.iinfo(np.int32).max), log=report.phase,
-            progress=report.progress,
+            progress=report.progress, threads=search_threads(),
         )
         impostors.budget = budget
         if self.solver == "sgd":

@@ -14,15 +14,18 @@ their vectorised numpy versions (:mod:`metric_estimators._problems.lmnn_numpy`),
 which need no numba start-up (:func:`lmnn_kernels`).
 """
 
+import os
 import time
 import warnings
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .neighbours import nearest_in_groups, use_numpy
 
 __all__ = ["ImpostorSet", "LMNNObjective", "SampledLMNNObjective", "find_target_neighbors",
-           "impostor_budget", "lmnn_kernels", "uniform_subset"]
+           "impostor_budget", "lmnn_kernels", "search_threads", "uniform_subset"]
 
 # Candidate impostors are searched within ``SLACK`` times the margin radius,
 # so that small changes of L do not require a new search (see ImpostorSet).
@@ -44,6 +47,46 @@ MIN_IMPOSTOR_MEMORY = 32 * 10**6
 # Sampled searches with a sampling fraction at most this test the pair's
 # fixed number before its distance (no BLAS block; see _search_hashed).
 HASHED_SCAN_FRACTION = 0.05
+# Hashed searches of at least this many points run on ImpostorSet.threads
+# threads (a search of 5,000 points costs about 20 ms of CPU).
+THREADED_SEARCH_SAMPLES = 5000
+# Most threads of a search.
+MAX_SEARCH_THREADS = 8
+
+
+def search_threads():
+    """Threads of a large hashed search: the CPUs this process may use, at most
+    :data:`MAX_SEARCH_THREADS`."""
+    try:
+        n_cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        n_cpus = os.cpu_count() or 1
+    return max(1, min(n_cpus, MAX_SEARCH_THREADS))
+
+
+def _ordered_map(func, items, n_threads, ahead=None):
+    """``func(item)`` for every item on ``n_threads`` threads, yielded in order.
+
+    At most ``ahead`` items (default ``2 * n_threads``) are submitted and not
+    yet consumed: a thread whose core is taken by another process holds up
+    the others only once they are that far ahead, and ``func`` sees the
+    state the consumer left after all but the last ``ahead - 1`` earlier
+    items (here: the sampling fraction).  One thread: plain serial calls,
+    no pool.
+    """
+    if n_threads <= 1:
+        for item in items:
+            yield func(item)
+        return
+    ahead = 2 * n_threads if ahead is None else max(ahead, n_threads)
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        pending = deque()
+        for item in items:
+            pending.append(pool.submit(func, item))
+            if len(pending) >= ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def lmnn_kernels(n_samples):
@@ -132,11 +175,15 @@ class ImpostorSet:
     fixed hashed subset of all pairs (see :meth:`_search`); with a sampling
     fraction of at most :data:`HASHED_SCAN_FRACTION` a search tests each
     pair's hash before its distance (:meth:`_search_hashed`), so it needs
-    neither BLAS blocks nor a list of candidate pairs.
+    neither BLAS blocks nor a list of candidate pairs.  Large hashed
+    searches run on ``threads`` Python threads over a numba kernel that
+    releases the GIL: no spinning thread pool, and the same pairs as a
+    serial search.  (Blockwise searches stay serial: on digits and the
+    pen-based digits two threads made them no faster.)
     """
 
     def __init__(self, y_idx, has_targets, max_impostors, seed=0, log=None,
-                 progress=None):
+                 progress=None, threads=1):
         self.y_idx = y_idx
         self.log = log  # called with a line of text after every search
         self.progress = progress  # called during a search (throttled there)
@@ -156,6 +203,7 @@ class ImpostorSet:
         self.budget = None  # memory budget (bytes) behind max_impostors, if any
         self.search_seconds = 0.0  # wall time of the last search
         self.kernels = lmnn_kernels(self.n_samples)
+        self.threads = threads  # of a large hashed search
 
     def tick(self):
         """Count one solver iteration; True when a search is due."""
@@ -336,19 +384,36 @@ class ImpostorSet:
         instead of ``O(n^2 c)``; memory: the kept pairs only.  Returns exactly
         what a full scan at the same ``fraction`` would (as a set).  Anchors
         go in chunks (progress lines; the fraction shrinks as soon as the
-        budget is exceeded).
+        budget is exceeded), on ``threads`` threads from
+        :data:`THREADED_SEARCH_SAMPLES` points on: the kernel releases the
+        GIL, each thread scans its own chunk and only waits for work at the
+        end, so a busy core delays the search by at most one chunk.  The
+        chunks are taken in order and each is cut to the fraction in force
+        when it is taken, so the fractions and the result do not depend on
+        the number of threads.
         """
         n, cap = self.n_samples, self.max_impostors
         Zd = np.ascontiguousarray(Z, dtype=np.float64)
         acc_i, acc_l, n_acc = [], [], 0
         step = max(1, -(-n // n_chunks))
-        for start in range(0, n, step):
+
+        def scan(start):
+            fraction = self.fraction
+            hint = max(1024, (cap - n_acc) // 4)
+            pairs = self.kernels.sampled_pairs_within(
+                Zd, self.y_idx, self.hashes, fraction, rho, start,
+                min(start + step, n), hint)
+            return fraction, pairs
+
+        n_threads = self.threads if n >= THREADED_SEARCH_SAMPLES else 1
+        for start, (fraction, (a, b)) in zip(
+                range(0, n, step), _ordered_map(scan, range(0, n, step), n_threads)):
             if self.progress is not None:
                 self.progress(f"impostor search {self.n_searches + 1}: {start} "
                               f"of {n} anchors, {n_acc} candidates")
-            a, b = self.kernels.sampled_pairs_within(
-                Zd, self.y_idx, self.hashes, self.fraction, rho, start,
-                min(start + step, n), max(1024, (cap - n_acc) // 4))
+            if fraction > self.fraction:  # scanned before the last shrink
+                keep = self.kernels.pair_uniform(a, b, self.hashes) < self.fraction
+                a, b = a[keep], b[keep]
             acc_i.append(a)
             acc_l.append(b)
             n_acc += a.size
