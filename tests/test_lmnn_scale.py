@@ -495,3 +495,45 @@ def test_search_threads_is_bounded():
     from metric_estimators._problems.lmnn import MAX_SEARCH_THREADS, search_threads
 
     assert 1 <= search_threads() <= MAX_SEARCH_THREADS
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("fraction", [1.0, 0.4])
+@pytest.mark.parametrize("nb", [1, 8, 13, 70])
+def test_threshold_block_matches_numpy_reference(symmetric, fraction, nb):
+    """The blockwise radius test (word-skipping second pass, branch-free first
+    pass without sampling) against a plain numpy scan of the block."""
+    from metric_estimators._kernels import lmnn as nb_kernels
+    from metric_estimators._problems.lmnn_numpy import _uniform
+
+    rng = np.random.RandomState(nb)
+    na, d = 11, 4
+    rows = rng.permutation(200)[:na]
+    cols = np.setdiff1d(np.arange(200), rows)[rng.permutation(200 - na)[:nb]]
+    Z = rng.randn(200, d)
+    H = nb_kernels.point_hashes(200, 3)
+    sq = (Z ** 2).sum(1)
+    rho = np.abs(rng.randn(200)) * 10.0
+    rho[rows[::4]] = -np.inf
+    for dtype in (np.float64, np.float32):
+        G = (Z[rows].astype(dtype) @ Z[cols].astype(dtype).T)
+        got = nb_kernels.threshold_block(G, sq[rows], sq[cols], rho[rows], rho[cols],
+                                         rows, cols, symmetric, H, fraction)
+        D = sq[rows][:, None] + sq[cols][None, :] - 2.0 * G.astype(np.float64)
+        fwd = (D < rho[rows][:, None]) & (
+            _uniform(H[0, rows][:, None], H[1, cols][None, :]) < fraction)
+        bwd = (D < rho[cols][None, :]) & (
+            _uniform(H[0, cols][None, :], H[1, rows][:, None]) < fraction) & symmetric
+        want_a, want_b = [], []
+        for a in range(na):  # by row, then column; forward pair first
+            for b in range(nb):
+                if fwd[a, b]:
+                    want_a.append(rows[a])
+                    want_b.append(cols[b])
+                if bwd[a, b]:
+                    want_a.append(cols[b])
+                    want_b.append(rows[a])
+        np.testing.assert_array_equal(got[0], np.array(want_a, dtype=np.int32))
+        np.testing.assert_array_equal(got[1], np.array(want_b, dtype=np.int32))
+        if nb > 8:
+            assert len(want_a) > 0

@@ -196,51 +196,74 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
     sample = fraction < 1.0
     # pass 1: distances, radius and sampling tests once per entry, the
     # outcome kept as two bits per entry (a block is at most a few MB) and
-    # counted per row, so that pass 2 only reads the bits
-    hits = np.zeros((na, nb), dtype=np.uint8)
+    # counted per row, so that pass 2 only reads the bits.  Rows are padded
+    # with zeros to whole eight-byte words, which pass 2 skips when empty.
+    width = 8 * ((nb + 7) // 8)
+    hits = np.zeros(na * width, dtype=np.uint8)
+    words = hits.view(np.uint64)
     counts = np.zeros(na + 1, dtype=np.int64)
-    for a in range(na):
-        ra = rho_rows[a]
-        sa = sq_rows[a]
-        ia = rows[a]
-        ha_anchor = hashes[0, ia]
-        ha_imp = hashes[1, ia]
-        c = 0
-        for b in range(nb):
-            v = sa + sq_cols[b] - 2.0 * G[a, b]
-            bits = 0
-            if v < ra and (not sample or _pair_uniform(
-                    ha_anchor, hashes[1, cols[b]]) < fraction):
-                bits = 1
-            if symmetric and v < rho_cols[b] and (not sample or _pair_uniform(
-                    hashes[0, cols[b]], ha_imp) < fraction):
-                bits += 2
-            if bits:
-                hits[a, b] = bits
-                c += 1 + (bits == 3)
-        counts[a + 1] = c
+    if not sample:
+        # branch-free (vectorised); a column's radius of -inf never holds
+        rho_c = rho_cols if symmetric else np.full(nb, -np.inf)
+        for a in range(na):
+            ra = rho_rows[a]
+            sa = sq_rows[a]
+            base = a * width
+            c = 0
+            for b in range(nb):
+                v = sa + sq_cols[b] - 2.0 * G[a, b]
+                bits = np.uint8(v < ra) + np.uint8(2) * np.uint8(v < rho_c[b])
+                hits[base + b] = bits
+                c += (bits & 1) + (bits >> 1)
+            counts[a + 1] = c
+    else:
+        for a in range(na):
+            ra = rho_rows[a]
+            sa = sq_rows[a]
+            ia = rows[a]
+            ha_anchor = hashes[0, ia]
+            ha_imp = hashes[1, ia]
+            base = a * width
+            c = 0
+            for b in range(nb):
+                v = sa + sq_cols[b] - 2.0 * G[a, b]
+                bits = 0
+                if v < ra and _pair_uniform(ha_anchor, hashes[1, cols[b]]) < fraction:
+                    bits = 1
+                if symmetric and v < rho_cols[b] and _pair_uniform(
+                        hashes[0, cols[b]], ha_imp) < fraction:
+                    bits += 2
+                if bits:
+                    hits[base + b] = bits
+                    c += 1 + (bits == 3)
+            counts[a + 1] = c
     for a in range(na):
         counts[a + 1] += counts[a]
     anchors = np.empty(counts[na], dtype=np.int32)
     imps = np.empty(counts[na], dtype=np.int32)
+    n_words = width // 8
     for a in range(na):
         q = counts[a]
         if q == counts[a + 1]:
             continue
         ia = rows[a]
-        for b in range(nb):
-            bits = hits[a, b]
-            if bits == 0:
+        base = a * width
+        for w in range(a * n_words, (a + 1) * n_words):
+            if words[w] == 0:
                 continue
-            ib = cols[b]
-            if bits & 1:
-                anchors[q] = ia
-                imps[q] = ib
-                q += 1
-            if bits & 2:
-                anchors[q] = ib
-                imps[q] = ia
-                q += 1
+            for e in range(8 * w, 8 * w + 8):
+                bits = hits[e]
+                if bits == 0:
+                    continue
+                ib = cols[e - base]
+                if bits & 1:
+                    anchors[q] = ia
+                    imps[q] = ib
+                    q += 1
+                if bits & 2:
+                    anchors[q] = ib
+                    imps[q] = ia
+                    q += 1
     return anchors, imps
 
 

@@ -190,7 +190,11 @@ class ImpostorSet:
         self.has_targets = has_targets
         self.max_impostors = max_impostors
         self.n_samples = y_idx.size
-        self.members = [np.flatnonzero(y_idx == c) for c in np.unique(y_idx)]
+        # the points sorted by class (stable): class c is
+        # order[bounds[c]:bounds[c + 1]], so blocks are contiguous slices
+        self.order = np.argsort(y_idx, kind="stable")
+        self.bounds = np.searchsorted(y_idx[self.order], np.unique(y_idx))
+        self.bounds = np.append(self.bounds, self.n_samples)
         self.imp_i = np.empty(0, dtype=np.int32)
         self.imp_l = np.empty(0, dtype=np.int32)
         self.n_searches = 0
@@ -297,15 +301,18 @@ class ImpostorSet:
         cap = self.max_impostors
         n = self.n_samples
         n_done = 0
-        for rows, cols in self._blocks():
+        # one gather per search; every block is then a pair of slices
+        order = self.order
+        Zo, sqo, rhoo = Zs[order], sq[order], rho[order]
+        for r0, r1, c0 in self._blocks():
             if self.progress is not None:
                 self.progress(f"impostor search {self.n_searches + 1}: "
                               f"{n_done} of {n} anchors, {n_acc} candidates")
-            n_done += rows.size
-            G = Zs[rows] @ Zs[cols].T
+            n_done += r1 - r0
+            G = Zo[r0:r1] @ Zo[c0:].T
             a, b = self.kernels.threshold_block(
-                G, sq[rows], sq[cols], rho[rows], rho[cols], rows, cols, True,
-                self.hashes, self.fraction,
+                G, sqo[r0:r1], sqo[c0:], rhoo[r0:r1], rhoo[c0:], order[r0:r1],
+                order[c0:], True, self.hashes, self.fraction,
             )
             if a.size == 0:
                 continue
@@ -422,16 +429,18 @@ class ImpostorSet:
         return np.concatenate(acc_i), np.concatenate(acc_l)
 
     def _blocks(self):
-        """Yield (rows, cols) blocks covering every pair of different classes once.
+        """Yield blocks ``(r0, r1, c0)`` covering every pair of different classes once.
 
+        Positions in :attr:`order` (points sorted by class): rows
+        ``r0:r1`` of one class against columns ``c0:`` (every later class).
         Both points of a pair are tried as anchors.
         """
-        for c in range(len(self.members) - 1):
-            rows_all = self.members[c]
-            cols = np.concatenate(self.members[c + 1:])
-            step = max(1, BLOCK // cols.size)
-            for start in range(0, rows_all.size, step):
-                yield rows_all[start:start + step], cols
+        bounds = self.bounds
+        for c in range(bounds.size - 2):
+            c0 = bounds[c + 1]
+            step = max(1, BLOCK // (self.n_samples - c0))
+            for r0 in range(bounds[c], c0, step):
+                yield r0, min(r0 + step, c0), c0
 
 
 class LMNNObjective:
