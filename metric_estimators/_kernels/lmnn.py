@@ -194,54 +194,63 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
     """
     na, nb = G.shape
     sample = fraction < 1.0
-    # pass 1: distances, radius and sampling tests once per entry, the
-    # outcome kept as two bits per entry (a block is at most a few MB) and
-    # counted per row, so that pass 2 only reads the bits.  Rows are padded
-    # with zeros to whole eight-byte words, which pass 2 skips when empty.
+    # pass 1: distances and radius tests once per entry, the outcome kept
+    # as two bits per entry (a block is at most a few MB) and counted per
+    # row; with sampling, the pairs' numbers are then tested on the hits
+    # only; the last pass only reads the bits.  Rows are padded with zeros
+    # to whole eight-byte words, which the later passes skip when empty.
     width = 8 * ((nb + 7) // 8)
     hits = np.zeros(na * width, dtype=np.uint8)
     words = hits.view(np.uint64)
     counts = np.zeros(na + 1, dtype=np.int64)
-    if not sample:
-        # branch-free (vectorised); a column's radius of -inf never holds
-        rho_c = rho_cols if symmetric else np.full(nb, -np.inf)
+    # radius tests, branch-free (vectorised); a column's radius of -inf
+    # never holds
+    rho_c = rho_cols if symmetric else np.full(nb, -np.inf)
+    for a in range(na):
+        ra = rho_rows[a]
+        sa = sq_rows[a]
+        base = a * width
+        c = 0
+        for b in range(nb):
+            v = sa + sq_cols[b] - 2.0 * G[a, b]
+            bits = np.uint8(v < ra) + np.uint8(2) * np.uint8(v < rho_c[b])
+            hits[base + b] = bits
+            c += (bits & 1) + (bits >> 1)
+        counts[a + 1] = c
+    n_words = width // 8
+    if sample:
+        # sampling tests of rows with a hit, branch-free (vectorised): the
+        # pair's number u < fraction as the integer test of
+        # sampled_pairs_within, with the columns' hash factors gathered once
+        limit = np.uint64(np.ceil(fraction * 9007199254740992.0))
+        imp_golden = np.empty(nb, dtype=np.uint64)  # impostor role of cols
+        anchor_h = np.empty(nb, dtype=np.uint64)    # anchor role of cols
+        for b in range(nb):
+            imp_golden[b] = hashes[1, cols[b]] * _GOLDEN
+            anchor_h[b] = hashes[0, cols[b]]
         for a in range(na):
-            ra = rho_rows[a]
-            sa = sq_rows[a]
-            base = a * width
-            c = 0
-            for b in range(nb):
-                v = sa + sq_cols[b] - 2.0 * G[a, b]
-                bits = np.uint8(v < ra) + np.uint8(2) * np.uint8(v < rho_c[b])
-                hits[base + b] = bits
-                c += (bits & 1) + (bits >> 1)
-            counts[a + 1] = c
-    else:
-        for a in range(na):
-            ra = rho_rows[a]
-            sa = sq_rows[a]
+            if counts[a + 1] == 0:
+                continue
             ia = rows[a]
             ha_anchor = hashes[0, ia]
-            ha_imp = hashes[1, ia]
+            ha_imp_golden = hashes[1, ia] * _GOLDEN
             base = a * width
             c = 0
             for b in range(nb):
-                v = sa + sq_cols[b] - 2.0 * G[a, b]
-                bits = 0
-                if v < ra and _pair_uniform(ha_anchor, hashes[1, cols[b]]) < fraction:
-                    bits = 1
-                if symmetric and v < rho_cols[b] and _pair_uniform(
-                        hashes[0, cols[b]], ha_imp) < fraction:
-                    bits += 2
-                if bits:
-                    hits[base + b] = bits
-                    c += 1 + (bits == 3)
+                z1 = (ha_anchor ^ imp_golden[b]) * _MIX1
+                z1 = z1 ^ (z1 >> np.uint64(29))
+                z2 = (anchor_h[b] ^ ha_imp_golden) * _MIX1
+                z2 = z2 ^ (z2 >> np.uint64(29))
+                keep = np.uint8((z1 >> np.uint64(11)) < limit) + np.uint8(2) * np.uint8(
+                    (z2 >> np.uint64(11)) < limit)
+                bits = hits[base + b] & keep
+                hits[base + b] = bits
+                c += (bits & 1) + (bits >> 1)
             counts[a + 1] = c
     for a in range(na):
         counts[a + 1] += counts[a]
     anchors = np.empty(counts[na], dtype=np.int32)
     imps = np.empty(counts[na], dtype=np.int32)
-    n_words = width // 8
     for a in range(na):
         q = counts[a]
         if q == counts[a + 1]:
