@@ -10,12 +10,24 @@ would cost more than the whole fit.
 
 from contextlib import nullcontext
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["TINY_BLAS_WORK", "one_blas_thread"]
 
 #: multiply-adds of the fit's typical product below which no limit is set
 TINY_BLAS_WORK = 1e6
+
+# One controller per process: building it scans every loaded library (about
+# 2 ms at each fit otherwise); its limit() only sets and restores the
+# thread counts.  BLAS libraries loaded after the first limited fit are not
+# seen by it (numpy's and scipy's are loaded before any fit).
+_CONTROLLER = []
+
+
+def _controller():
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
 
 
 def one_blas_thread(work, *, upper=float("inf")):
@@ -31,8 +43,9 @@ def one_blas_thread(work, *, upper=float("inf")):
     Returns
     -------
     context : context manager
-        ``threadpool_limits(limits=1, user_api="blas")`` or a no-op.
+        A limit of one BLAS thread (threadpoolctl's ``limit(limits=1,
+        user_api="blas")`` on a controller kept for the process) or a no-op.
     """
     if TINY_BLAS_WORK <= work < upper:
-        return threadpool_limits(limits=1, user_api="blas")
+        return _controller().limit(limits=1, user_api="blas")
     return nullcontext()

@@ -11,7 +11,6 @@ the subgradient method wired to the impostor active set).
 """
 
 import warnings
-from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,7 +18,6 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from threadpoolctl import threadpool_limits
 
 from ._linalg import initialize_components
 from ._problems.lmnn import (
@@ -28,8 +26,10 @@ from ._problems.lmnn import (
     SampledLMNNObjective,
     find_target_neighbors,
     impostor_budget,
+    search_threads,
 )
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
+from ._threads import one_blas_thread
 from ._validation import (
     check_n_components,
     for_message,
@@ -349,9 +349,8 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         # BLAS threads do not pay off on small products and, when the cores
         # are busy (grid searches, shared machines), spinning threads make
         # them several times slower; large problems keep the default pool.
-        small = X.shape[0] * X.shape[1] * L0.shape[0] < _SMALL_BLAS
-        blas = threadpool_limits(limits=1, user_api="blas") if small else nullcontext()
-        with blas:
+        blas_work = X.shape[0] * X.shape[1] * L0.shape[0]
+        with one_blas_thread(blas_work, upper=_SMALL_BLAS):
             targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
                                             progress=report.progress)
         report.phase(f"target neighbours: {params['n_neighbors']} per point")
@@ -360,7 +359,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         impostors = ImpostorSet(
             y_idx, (targets >= 0).any(axis=1), cap,
             seed=rng.randint(np.iinfo(np.int32).max), log=report.phase,
-            progress=report.progress,
+            progress=report.progress, threads=search_threads(),
         )
         impostors.budget = budget
         if self.solver == "sgd":
@@ -395,7 +394,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
                 options, learn_rate=self.learn_rate, min_iter=params["min_iter"])
         else:
             solve = run_lbfgs
-        with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
+        with one_blas_thread(blas_work, upper=_SMALL_BLAS):
             L, n_iter, converged, stopped = solve(
                 objective, L0.ravel().copy(), record, **options)
         report.finish(f"{'converged' if converged else 'stopped'}"

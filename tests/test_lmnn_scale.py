@@ -417,3 +417,123 @@ def test_hashed_scan_shrinks_on_overflow_and_matches_brute_force(monkeypatch):
     # ordered by anchor, then impostor
     order = np.lexsort((b, a))
     assert np.array_equal(order, np.arange(a.size))
+
+
+def _reference_sampled_pairs(Z, y_idx, hashes, fraction, rho, start, stop):
+    """Plain numpy: every pair tested, in the same (anchor, impostor) order."""
+    from metric_estimators._problems.lmnn_numpy import _uniform
+
+    out_a, out_b = [], []
+    for a in range(start, stop):
+        if not rho[a] > 0.0:
+            continue
+        d = ((Z[a] - Z) ** 2).sum(axis=1)
+        u = _uniform(np.full(Z.shape[0], hashes[0, a]), hashes[1])
+        b = np.flatnonzero((y_idx != y_idx[a]) & (u < fraction) & (d < rho[a]))
+        out_a.extend([a] * b.size)
+        out_b.extend(b.tolist())
+    return np.array(out_a, dtype=np.int32), np.array(out_b, dtype=np.int32)
+
+
+@pytest.mark.parametrize("n", [1, 7, 9, 64, 133])
+@pytest.mark.parametrize("fraction", [1.0, 0.3, 0.01, 0.0])
+def test_sampled_pairs_within_matches_numpy_reference(n, fraction):
+    """The two-pass kernel (byte mask, eight bytes skipped at a time) against
+    a plain per-anchor test of every pair, n not a multiple of 8 included."""
+    from metric_estimators._kernels import lmnn as nb
+
+    rng = np.random.RandomState(n)
+    Z = rng.randn(n, 5)
+    y_idx = rng.randint(0, 3, n)
+    H = nb.point_hashes(n, 11)
+    rho = np.abs(rng.randn(n)) * 12.0
+    rho[::5] = -np.inf  # anchors without targets
+    for start, stop in ((0, n), (n // 3, n // 2 + 1)):
+        got = nb.sampled_pairs_within(Z, y_idx, H, fraction, rho, start, stop, 1)
+        want = _reference_sampled_pairs(Z, y_idx, H, fraction, rho, start, stop)
+        assert got[0].dtype == got[1].dtype == np.int32
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    if fraction == 1.0 and n > 9:
+        assert want[0].size > 0  # the test compares something
+
+
+@pytest.mark.parametrize("cap", [10**6, 400])
+def test_threaded_hashed_search_equals_the_serial_one(cap, monkeypatch):
+    """Chunks scanned on several threads give the serial result: the same
+    pairs in the same order and the same final fraction, also when the budget
+    overflows and the fraction shrinks mid-search."""
+    from sklearn.datasets import make_classification
+
+    import metric_estimators._problems.lmnn as mod
+    from metric_estimators._kernels.lmnn import point_hashes
+
+    X, y = make_classification(n_samples=600, n_features=6, n_informative=4,
+                               n_classes=4, random_state=2)
+    _, y_idx = np.unique(y, return_inverse=True)
+    targets = find_target_neighbors(X, y_idx, 3)
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    R = D[np.arange(600)[:, None], targets].max(1) + 1
+    results = []
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(mod, "THREADED_SEARCH_SAMPLES", 1)
+        monkeypatch.setattr(mod, "search_threads", lambda t=threads: t)
+        imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), cap, seed=4)
+        imps.hashes = point_hashes(600, 4)
+        imps.fraction = 0.6
+        a, b = imps._search_hashed(X, mod.SLACK * R)
+        results.append((a, b, imps.fraction))
+    for a, b, fraction in results[1:]:
+        np.testing.assert_array_equal(a, results[0][0])
+        np.testing.assert_array_equal(b, results[0][1])
+        assert fraction == results[0][2]
+    assert (results[0][2] < 0.6) == (cap == 400)
+    assert 0 < results[0][0].size <= cap
+
+
+def test_search_threads_is_bounded():
+    from metric_estimators._problems.lmnn import MAX_SEARCH_THREADS, search_threads
+
+    assert 1 <= search_threads() <= MAX_SEARCH_THREADS
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+@pytest.mark.parametrize("fraction", [1.0, 0.4])
+@pytest.mark.parametrize("nb", [1, 8, 13, 70])
+def test_threshold_block_matches_numpy_reference(symmetric, fraction, nb):
+    """The blockwise radius test (word-skipping second pass, branch-free first
+    pass without sampling) against a plain numpy scan of the block."""
+    from metric_estimators._kernels import lmnn as nb_kernels
+    from metric_estimators._problems.lmnn_numpy import _uniform
+
+    rng = np.random.RandomState(nb)
+    na, d = 11, 4
+    rows = rng.permutation(200)[:na]
+    cols = np.setdiff1d(np.arange(200), rows)[rng.permutation(200 - na)[:nb]]
+    Z = rng.randn(200, d)
+    H = nb_kernels.point_hashes(200, 3)
+    sq = (Z ** 2).sum(1)
+    rho = np.abs(rng.randn(200)) * 10.0
+    rho[rows[::4]] = -np.inf
+    for dtype in (np.float64, np.float32):
+        G = (Z[rows].astype(dtype) @ Z[cols].astype(dtype).T)
+        got = nb_kernels.threshold_block(G, sq[rows], sq[cols], rho[rows], rho[cols],
+                                         rows, cols, symmetric, H, fraction)
+        D = sq[rows][:, None] + sq[cols][None, :] - 2.0 * G.astype(np.float64)
+        fwd = (D < rho[rows][:, None]) & (
+            _uniform(H[0, rows][:, None], H[1, cols][None, :]) < fraction)
+        bwd = (D < rho[cols][None, :]) & (
+            _uniform(H[0, cols][None, :], H[1, rows][:, None]) < fraction) & symmetric
+        want_a, want_b = [], []
+        for a in range(na):  # by row, then column; forward pair first
+            for b in range(nb):
+                if fwd[a, b]:
+                    want_a.append(rows[a])
+                    want_b.append(cols[b])
+                if bwd[a, b]:
+                    want_a.append(cols[b])
+                    want_b.append(rows[a])
+        np.testing.assert_array_equal(got[0], np.array(want_a, dtype=np.int32))
+        np.testing.assert_array_equal(got[1], np.array(want_b, dtype=np.int32))
+        if nb > 8:
+            assert len(want_a) > 0

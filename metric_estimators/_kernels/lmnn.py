@@ -194,31 +194,59 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
     """
     na, nb = G.shape
     sample = fraction < 1.0
-    # pass 1: distances, radius and sampling tests once per entry, the
-    # outcome kept as two bits per entry (a block is at most a few MB) and
-    # counted per row, so that pass 2 only reads the bits
-    hits = np.zeros((na, nb), dtype=np.uint8)
+    # pass 1: distances and radius tests once per entry, the outcome kept
+    # as two bits per entry (a block is at most a few MB) and counted per
+    # row; with sampling, the pairs' numbers are then tested on the hits
+    # only; the last pass only reads the bits.  Rows are padded with zeros
+    # to whole eight-byte words, which the later passes skip when empty.
+    width = 8 * ((nb + 7) // 8)
+    hits = np.zeros(na * width, dtype=np.uint8)
+    words = hits.view(np.uint64)
     counts = np.zeros(na + 1, dtype=np.int64)
+    # radius tests, branch-free (vectorised); a column's radius of -inf
+    # never holds
+    rho_c = rho_cols if symmetric else np.full(nb, -np.inf)
     for a in range(na):
         ra = rho_rows[a]
         sa = sq_rows[a]
-        ia = rows[a]
-        ha_anchor = hashes[0, ia]
-        ha_imp = hashes[1, ia]
+        base = a * width
         c = 0
         for b in range(nb):
             v = sa + sq_cols[b] - 2.0 * G[a, b]
-            bits = 0
-            if v < ra and (not sample or _pair_uniform(
-                    ha_anchor, hashes[1, cols[b]]) < fraction):
-                bits = 1
-            if symmetric and v < rho_cols[b] and (not sample or _pair_uniform(
-                    hashes[0, cols[b]], ha_imp) < fraction):
-                bits += 2
-            if bits:
-                hits[a, b] = bits
-                c += 1 + (bits == 3)
+            bits = np.uint8(v < ra) + np.uint8(2) * np.uint8(v < rho_c[b])
+            hits[base + b] = bits
+            c += (bits & 1) + (bits >> 1)
         counts[a + 1] = c
+    n_words = width // 8
+    if sample:
+        # sampling tests of rows with a hit, branch-free (vectorised): the
+        # pair's number u < fraction as the integer test of
+        # sampled_pairs_within, with the columns' hash factors gathered once
+        limit = np.uint64(np.ceil(fraction * 9007199254740992.0))
+        imp_golden = np.empty(nb, dtype=np.uint64)  # impostor role of cols
+        anchor_h = np.empty(nb, dtype=np.uint64)    # anchor role of cols
+        for b in range(nb):
+            imp_golden[b] = hashes[1, cols[b]] * _GOLDEN
+            anchor_h[b] = hashes[0, cols[b]]
+        for a in range(na):
+            if counts[a + 1] == 0:
+                continue
+            ia = rows[a]
+            ha_anchor = hashes[0, ia]
+            ha_imp_golden = hashes[1, ia] * _GOLDEN
+            base = a * width
+            c = 0
+            for b in range(nb):
+                z1 = (ha_anchor ^ imp_golden[b]) * _MIX1
+                z1 = z1 ^ (z1 >> np.uint64(29))
+                z2 = (anchor_h[b] ^ ha_imp_golden) * _MIX1
+                z2 = z2 ^ (z2 >> np.uint64(29))
+                keep = np.uint8((z1 >> np.uint64(11)) < limit) + np.uint8(2) * np.uint8(
+                    (z2 >> np.uint64(11)) < limit)
+                bits = hits[base + b] & keep
+                hits[base + b] = bits
+                c += (bits & 1) + (bits >> 1)
+            counts[a + 1] = c
     for a in range(na):
         counts[a + 1] += counts[a]
     anchors = np.empty(counts[na], dtype=np.int32)
@@ -228,19 +256,23 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
         if q == counts[a + 1]:
             continue
         ia = rows[a]
-        for b in range(nb):
-            bits = hits[a, b]
-            if bits == 0:
+        base = a * width
+        for w in range(a * n_words, (a + 1) * n_words):
+            if words[w] == 0:
                 continue
-            ib = cols[b]
-            if bits & 1:
-                anchors[q] = ia
-                imps[q] = ib
-                q += 1
-            if bits & 2:
-                anchors[q] = ib
-                imps[q] = ia
-                q += 1
+            for e in range(8 * w, 8 * w + 8):
+                bits = hits[e]
+                if bits == 0:
+                    continue
+                ib = cols[e - base]
+                if bits & 1:
+                    anchors[q] = ia
+                    imps[q] = ib
+                    q += 1
+                if bits & 2:
+                    anchors[q] = ib
+                    imps[q] = ia
+                    q += 1
     return anchors, imps
 
 
@@ -255,17 +287,26 @@ def sampled_pairs_within(Z, y_idx, hashes, fraction, rho, start, stop, size_hint
     plus ``O(fraction n (stop - start) c)``, with no ``n x n`` block and
     no list of candidate pairs in memory; ordered by anchor, then impostor.
     Anchors with ``rho <= 0`` (no targets) are skipped.
+
+    Per anchor, a branch-free (vectorised) pass marks the sampled
+    other-class points in a byte mask; a second pass skips the mask eight
+    bytes at a time and computes distances only for marked points.  A
+    single loop that tests and branches per pair is about three times
+    slower (the test outcome is unpredictable to the branch predictor).
+    Releases the GIL, so disjoint anchor ranges can run in threads.
     """
-    n = Z.shape[0]
+    n, c = Z.shape
     size = max(size_hint, 1024)
     out_a = np.empty(size, dtype=np.int32)
     out_b = np.empty(size, dtype=np.int32)
     # _pair_uniform(ha, hb) < fraction, with the impostor's factor hb *
     # _GOLDEN computed once per point and the test on the integer before
-    # its scaling to [0, 1) (u = k / 2**53 < f iff k < ceil(f 2**53)):
-    # the same pairs at about two thirds of the cost of the hash tests
+    # its scaling to [0, 1) (u = k / 2**53 < f iff k < ceil(f 2**53))
     hb_golden = hashes[1] * _GOLDEN
     limit = np.uint64(np.ceil(fraction * 9007199254740992.0))
+    n_words = (n + 7) // 8
+    mask = np.zeros(8 * n_words, dtype=np.uint8)  # tail bytes stay 0
+    words = mask.view(np.uint64)
     q = 0
     for a in range(start, stop):
         ra = rho[a]
@@ -276,19 +317,28 @@ def sampled_pairs_within(Z, y_idx, hashes, fraction, rho, start, stop, size_hint
         for b in range(n):
             z = (ha ^ hb_golden[b]) * _MIX1
             z = z ^ (z >> np.uint64(29))
-            if (z >> np.uint64(11)) >= limit or y_idx[b] == ya:
+            mask[b] = ((z >> np.uint64(11)) < limit) & (y_idx[b] != ya)
+        for w in range(n_words):
+            if words[w] == 0:
                 continue
-            if _sqdist(Z, a, b) < ra:
-                if q == size:
-                    size *= 2
-                    grown_a = np.empty(size, dtype=np.int32)
-                    grown_b = np.empty(size, dtype=np.int32)
-                    grown_a[:q] = out_a[:q]
-                    grown_b[:q] = out_b[:q]
-                    out_a, out_b = grown_a, grown_b
-                out_a[q] = a
-                out_b[q] = b
-                q += 1
+            for b in range(8 * w, 8 * w + 8):
+                if mask[b] == 0:
+                    continue
+                s = 0.0
+                for f in range(c):
+                    diff = Z[a, f] - Z[b, f]
+                    s += diff * diff
+                if s < ra:
+                    if q == size:
+                        size *= 2
+                        grown_a = np.empty(size, dtype=np.int32)
+                        grown_b = np.empty(size, dtype=np.int32)
+                        grown_a[:q] = out_a[:q]
+                        grown_b[:q] = out_b[:q]
+                        out_a, out_b = grown_a, grown_b
+                    out_a[q] = a
+                    out_b[q] = b
+                    q += 1
     return out_a[:q].copy(), out_b[:q].copy()
 
 

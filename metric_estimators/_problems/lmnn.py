@@ -14,15 +14,18 @@ their vectorised numpy versions (:mod:`metric_estimators._problems.lmnn_numpy`),
 which need no numba start-up (:func:`lmnn_kernels`).
 """
 
+import os
 import time
 import warnings
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .neighbours import nearest_in_groups, use_numpy
 
 __all__ = ["ImpostorSet", "LMNNObjective", "SampledLMNNObjective", "find_target_neighbors",
-           "impostor_budget", "lmnn_kernels", "uniform_subset"]
+           "impostor_budget", "lmnn_kernels", "search_threads", "uniform_subset"]
 
 # Candidate impostors are searched within ``SLACK`` times the margin radius,
 # so that small changes of L do not require a new search (see ImpostorSet).
@@ -44,6 +47,46 @@ MIN_IMPOSTOR_MEMORY = 32 * 10**6
 # Sampled searches with a sampling fraction at most this test the pair's
 # fixed number before its distance (no BLAS block; see _search_hashed).
 HASHED_SCAN_FRACTION = 0.05
+# Hashed searches of at least this many points run on ImpostorSet.threads
+# threads (a search of 5,000 points costs about 20 ms of CPU).
+THREADED_SEARCH_SAMPLES = 5000
+# Most threads of a search.
+MAX_SEARCH_THREADS = 8
+
+
+def search_threads():
+    """Threads of a large hashed search: the CPUs this process may use, at most
+    :data:`MAX_SEARCH_THREADS`."""
+    try:
+        n_cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        n_cpus = os.cpu_count() or 1
+    return max(1, min(n_cpus, MAX_SEARCH_THREADS))
+
+
+def _ordered_map(func, items, n_threads, ahead=None):
+    """``func(item)`` for every item on ``n_threads`` threads, yielded in order.
+
+    At most ``ahead`` items (default ``2 * n_threads``) are submitted and not
+    yet consumed: a thread whose core is taken by another process holds up
+    the others only once they are that far ahead, and ``func`` sees the
+    state the consumer left after all but the last ``ahead - 1`` earlier
+    items (here: the sampling fraction).  One thread: plain serial calls,
+    no pool.
+    """
+    if n_threads <= 1:
+        for item in items:
+            yield func(item)
+        return
+    ahead = 2 * n_threads if ahead is None else max(ahead, n_threads)
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        pending = deque()
+        for item in items:
+            pending.append(pool.submit(func, item))
+            if len(pending) >= ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def lmnn_kernels(n_samples):
@@ -132,18 +175,26 @@ class ImpostorSet:
     fixed hashed subset of all pairs (see :meth:`_search`); with a sampling
     fraction of at most :data:`HASHED_SCAN_FRACTION` a search tests each
     pair's hash before its distance (:meth:`_search_hashed`), so it needs
-    neither BLAS blocks nor a list of candidate pairs.
+    neither BLAS blocks nor a list of candidate pairs.  Large hashed
+    searches run on ``threads`` Python threads over a numba kernel that
+    releases the GIL: no spinning thread pool, and the same pairs as a
+    serial search.  (Blockwise searches stay serial: on digits and the
+    pen-based digits two threads made them no faster.)
     """
 
     def __init__(self, y_idx, has_targets, max_impostors, seed=0, log=None,
-                 progress=None):
+                 progress=None, threads=1):
         self.y_idx = y_idx
         self.log = log  # called with a line of text after every search
         self.progress = progress  # called during a search (throttled there)
         self.has_targets = has_targets
         self.max_impostors = max_impostors
         self.n_samples = y_idx.size
-        self.members = [np.flatnonzero(y_idx == c) for c in np.unique(y_idx)]
+        # the points sorted by class (stable): class c is
+        # order[bounds[c]:bounds[c + 1]], so blocks are contiguous slices
+        self.order = np.argsort(y_idx, kind="stable")
+        self.bounds = np.searchsorted(y_idx[self.order], np.unique(y_idx))
+        self.bounds = np.append(self.bounds, self.n_samples)
         self.imp_i = np.empty(0, dtype=np.int32)
         self.imp_l = np.empty(0, dtype=np.int32)
         self.n_searches = 0
@@ -156,6 +207,7 @@ class ImpostorSet:
         self.budget = None  # memory budget (bytes) behind max_impostors, if any
         self.search_seconds = 0.0  # wall time of the last search
         self.kernels = lmnn_kernels(self.n_samples)
+        self.threads = threads  # of a large hashed search
 
     def tick(self):
         """Count one solver iteration; True when a search is due."""
@@ -249,15 +301,18 @@ class ImpostorSet:
         cap = self.max_impostors
         n = self.n_samples
         n_done = 0
-        for rows, cols in self._blocks():
+        # one gather per search; every block is then a pair of slices
+        order = self.order
+        Zo, sqo, rhoo = Zs[order], sq[order], rho[order]
+        for r0, r1, c0 in self._blocks():
             if self.progress is not None:
                 self.progress(f"impostor search {self.n_searches + 1}: "
                               f"{n_done} of {n} anchors, {n_acc} candidates")
-            n_done += rows.size
-            G = Zs[rows] @ Zs[cols].T
+            n_done += r1 - r0
+            G = Zo[r0:r1] @ Zo[c0:].T
             a, b = self.kernels.threshold_block(
-                G, sq[rows], sq[cols], rho[rows], rho[cols], rows, cols, True,
-                self.hashes, self.fraction,
+                G, sqo[r0:r1], sqo[c0:], rhoo[r0:r1], rhoo[c0:], order[r0:r1],
+                order[c0:], True, self.hashes, self.fraction,
             )
             if a.size == 0:
                 continue
@@ -336,19 +391,36 @@ class ImpostorSet:
         instead of ``O(n^2 c)``; memory: the kept pairs only.  Returns exactly
         what a full scan at the same ``fraction`` would (as a set).  Anchors
         go in chunks (progress lines; the fraction shrinks as soon as the
-        budget is exceeded).
+        budget is exceeded), on ``threads`` threads from
+        :data:`THREADED_SEARCH_SAMPLES` points on: the kernel releases the
+        GIL, each thread scans its own chunk and only waits for work at the
+        end, so a busy core delays the search by at most one chunk.  The
+        chunks are taken in order and each is cut to the fraction in force
+        when it is taken, so the fractions and the result do not depend on
+        the number of threads.
         """
         n, cap = self.n_samples, self.max_impostors
         Zd = np.ascontiguousarray(Z, dtype=np.float64)
         acc_i, acc_l, n_acc = [], [], 0
         step = max(1, -(-n // n_chunks))
-        for start in range(0, n, step):
+
+        def scan(start):
+            fraction = self.fraction
+            hint = max(1024, (cap - n_acc) // 4)
+            pairs = self.kernels.sampled_pairs_within(
+                Zd, self.y_idx, self.hashes, fraction, rho, start,
+                min(start + step, n), hint)
+            return fraction, pairs
+
+        n_threads = self.threads if n >= THREADED_SEARCH_SAMPLES else 1
+        for start, (fraction, (a, b)) in zip(
+                range(0, n, step), _ordered_map(scan, range(0, n, step), n_threads)):
             if self.progress is not None:
                 self.progress(f"impostor search {self.n_searches + 1}: {start} "
                               f"of {n} anchors, {n_acc} candidates")
-            a, b = self.kernels.sampled_pairs_within(
-                Zd, self.y_idx, self.hashes, self.fraction, rho, start,
-                min(start + step, n), max(1024, (cap - n_acc) // 4))
+            if fraction > self.fraction:  # scanned before the last shrink
+                keep = self.kernels.pair_uniform(a, b, self.hashes) < self.fraction
+                a, b = a[keep], b[keep]
             acc_i.append(a)
             acc_l.append(b)
             n_acc += a.size
@@ -357,16 +429,18 @@ class ImpostorSet:
         return np.concatenate(acc_i), np.concatenate(acc_l)
 
     def _blocks(self):
-        """Yield (rows, cols) blocks covering every pair of different classes once.
+        """Yield blocks ``(r0, r1, c0)`` covering every pair of different classes once.
 
+        Positions in :attr:`order` (points sorted by class): rows
+        ``r0:r1`` of one class against columns ``c0:`` (every later class).
         Both points of a pair are tried as anchors.
         """
-        for c in range(len(self.members) - 1):
-            rows_all = self.members[c]
-            cols = np.concatenate(self.members[c + 1:])
-            step = max(1, BLOCK // cols.size)
-            for start in range(0, rows_all.size, step):
-                yield rows_all[start:start + step], cols
+        bounds = self.bounds
+        for c in range(bounds.size - 2):
+            c0 = bounds[c + 1]
+            step = max(1, BLOCK // (self.n_samples - c0))
+            for r0 in range(bounds[c], c0, step):
+                yield r0, min(r0 + step, c0), c0
 
 
 class LMNNObjective:
