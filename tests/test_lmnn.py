@@ -479,3 +479,90 @@ def test_loss_parameter():
     assert not np.allclose(hinge.components_, squared.components_)
     with pytest.raises(ValueError, match="squared hinge only"):
         LMNN(solver="sgd", loss="hinge").fit(X, y)
+
+
+# ---------------------------------------------------------------------------
+# the bound that skips stored impostor pairs outside their radius
+
+
+@pytest.mark.parametrize("scale", [0.0, 1e-3, 0.05, 0.5, 3.0])
+def test_near_pairs_returns_exactly_the_pairs_within_radius(scale):
+    """Whatever the reference, the numba kernel keeps exactly the pairs with
+    distance < R, in order, with the distances of pair_sqdist bit for bit."""
+    from metric_estimators._kernels import lmnn as nb
+    from metric_estimators._problems import lmnn_numpy as npk
+
+    rng = np.random.RandomState(int(scale * 1000))
+    n, c, m = 200, 7, 5000
+    Z_ref = rng.randn(n, c)
+    Z = Z_ref + scale * rng.randn(n, c)
+    a = np.sort(rng.randint(n, size=m)).astype(np.int32)
+    b = rng.randint(n, size=m).astype(np.int32)
+    d_all = nb.pair_sqdist(Z, a, b)
+    R = np.quantile(d_all, 0.2) * (0.5 + rng.rand(n))
+    R[:3] = -np.inf  # anchors without targets
+    R[a[10]] = d_all[10]  # a pair exactly on its radius is out
+    root = np.empty(m, dtype=np.float32)
+    nb.pairs_within(Z_ref, a, b, np.full(n, np.inf), root)
+    np.testing.assert_allclose(root, np.sqrt(nb.pair_sqdist(Z_ref, a, b)), rtol=1e-6)
+    shift = np.sqrt(((Z - Z_ref) ** 2).sum(1))
+    keep = d_all < R[a]
+    assert 0 < keep.sum() < m and not keep[10]
+    got_a, got_b, got_d, n_computed = nb.near_pairs(Z, a, b, R, root, shift, False)
+    np.testing.assert_array_equal(got_a, a[keep])
+    np.testing.assert_array_equal(got_b, b[keep])
+    np.testing.assert_array_equal(got_d, d_all[keep])
+    assert keep.sum() <= n_computed <= m
+    if scale <= 1e-3:
+        assert n_computed < m / 2  # the bound rules most pairs out
+    # reset: every distance, the reference rewritten
+    root2 = np.zeros(m, dtype=np.float32)
+    out = nb.near_pairs(Z, a, b, R, root2, shift, True)
+    assert out[3] == m
+    np.testing.assert_array_equal(out[2], d_all[keep])
+    np.testing.assert_array_equal(root2, np.sqrt(d_all).astype(np.float32))
+    # the numpy version keeps every pair (its triplet kernel sums over all)
+    root3 = np.zeros(m, dtype=np.float32)
+    np_a, np_b, np_d, np_n = npk.near_pairs(Z, a, b, R, root3, shift, True)
+    assert np_n == m and np.array_equal(np_a, a) and np.array_equal(np_b, b)
+    np.testing.assert_allclose(np_d, d_all, rtol=1e-12)
+    np.testing.assert_allclose(root3, root2, rtol=1e-6)
+
+
+def test_objective_with_bound_equals_all_pairs_bit_for_bit():
+    """Along a path of maps, near and far from the search's, the objective
+    (which skips pairs by the bound) equals the triplet kernels on every
+    stored pair, bit for bit, and the reference renews itself."""
+    from conftest import numba_paths
+
+    from metric_estimators._kernels import lmnn as nb
+
+    X, y = make_classification(n_samples=400, n_features=8, n_informative=6,
+                               n_redundant=0, n_classes=4, random_state=0)
+    rng = np.random.RandomState(1)
+    with numba_paths():
+        obj, targets = make_objective(X, y, 3, 0.5, False)
+        assert obj.kernels is nb
+        L0 = np.eye(8)
+        obj(L0.ravel())  # the first search
+        imps = obj.impostors
+        assert imps.ref_root is not None and not imps.ref_stale
+        for step in (0.0, 1e-4, 1e-2, 0.1, 0.3, 0.01, 1.0, 0.0):
+            L = L0 + step * rng.randn(8, 8)
+            loss, grad = obj(L.ravel())
+            Z = X @ L.T
+            td = nb.target_sqdist(Z, targets)
+            d = nb.pair_sqdist(Z, imps.imp_i, imps.imp_l)
+            push, w_t, w_i, n_active = nb.triplet_loss_weights(
+                td, targets, imps.imp_i, d, 0.5, False)
+            valid = targets >= 0
+            want = 0.5 * td[valid].sum() + push
+            w_t += 0.5 * valid
+            LX = nb.laplacian_product(X, targets, w_t, imps.imp_i, imps.imp_l, w_i)
+            assert loss == want and obj.n_active == n_active
+            np.testing.assert_array_equal(grad, (2.0 * (Z.T @ LX)).ravel())
+            assert obj.n_active_pairs == np.count_nonzero(w_i)
+            assert 0 < n_active
+        assert obj.verify(L0.ravel()) >= 0  # a new store, a new reference
+        assert imps.ref_root.size == imps.imp_i.size and not imps.ref_stale
+

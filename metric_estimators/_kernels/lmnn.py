@@ -48,6 +48,78 @@ def pair_sqdist(Z, a, b):
     return out
 
 
+# Relative safety factor of the bound of near_pairs: far above the rounding
+# of the float32 reference distances (6e-8) and of the bound's arithmetic.
+_BOUND_SLACK = 1e-6
+
+
+@njit(**_FAST)
+def near_pairs(Z, a, b, R, ref_root, shift, reset):
+    """The pairs ``(a[p], b[p])`` with squared distance ``< R[a[p]]``, in order.
+
+    Only these pairs can hold an active triplet: the hinge ``1 + d(i, j)^2 -
+    d(i, l)^2`` of a target ``j`` of ``i`` is positive only if ``d(i, l)^2 <
+    R_i = max_j d(i, j)^2 + 1``, and in floating point too (``1 + d(i, j)^2``
+    rounds to at most ``R_i``).  The triplet kernels on the returned pairs
+    give the same loss and weights, bit for bit, as on all pairs (the
+    inactive ones add nothing and the order of the others is kept).
+
+    A pair's distance is only computed when a bound cannot rule it out:
+    ``ref_root[p]`` is the pair's distance at a reference embedding
+    ``Z_ref`` and ``shift[i] = ||z_i - z_ref_i||``, so by the triangle
+    inequality ``d(i, l) >= ref_root[p] - shift[i] - shift[l]``; a pair whose
+    bound (shrunk by :data:`_BOUND_SLACK`, far beyond the rounding) reaches
+    ``R_i`` is skipped.  ``ref_root`` is float32 (4 bytes per pair).  With
+    ``reset`` every distance is computed and ``ref_root`` is overwritten with
+    them (``Z`` becomes the reference; pass any ``shift``).
+
+    Returns
+    -------
+    a, b : ndarray of int32
+        The pairs within their anchor's radius.
+    d : ndarray of float64
+        Their squared distances.
+    n_computed : int
+        Number of distances computed.
+    """
+    m = a.shape[0]
+    keep = np.empty(m, dtype=np.int64)
+    dist = np.empty(m)
+    lower = 1.0 - _BOUND_SLACK
+    upper = 1.0 + _BOUND_SLACK
+    # pass 1: the pairs that the bound does not rule out, compacted
+    # branch-free (the outcome is unpredictable to the branch predictor)
+    n_computed = 0
+    if reset:
+        for p in range(m):
+            keep[p] = p
+        n_computed = m
+    else:
+        for p in range(m):
+            i = a[p]
+            lb = ref_root[p] * lower - (shift[i] + shift[b[p]]) * upper
+            far = (lb > 0.0) & (lb * lb > R[i] * upper)
+            keep[n_computed] = p
+            n_computed += 1 - np.int64(far)
+    # pass 2: their distances; those within the radius, compacted in place
+    q = 0
+    for t in range(n_computed):
+        p = keep[t]
+        i = a[p]
+        s = _sqdist(Z, i, b[p])
+        if reset:
+            ref_root[p] = np.sqrt(s)
+        keep[q] = p
+        dist[q] = s
+        q += np.int64(s < R[i])
+    out_a = np.empty(q, dtype=a.dtype)
+    out_b = np.empty(q, dtype=b.dtype)
+    for r in range(q):
+        out_a[r] = a[keep[r]]
+        out_b[r] = b[keep[r]]
+    return out_a, out_b, dist[:q].copy(), n_computed
+
+
 @njit(**_OPTS)
 def triplet_loss_weights(target_d, targets, imp_i, imp_d, push_weight, squared):
     """Hinge loss over (anchor, target, impostor) triplets and edge weights.
@@ -343,16 +415,21 @@ def sampled_pairs_within(Z, y_idx, hashes, fraction, rho, start, stop, size_hint
 
 
 @njit(**_FAST)
-def pairs_within(Z, a, b, rho):
+def pairs_within(Z, a, b, rho, root=None):
     """The pairs ``(a[p], b[p])`` with squared distance ``< rho[a[p]]``.
 
     Two passes (count, fill), so that memory is that of the kept pairs.
+    With ``root`` (float32, one per pair), every pair's distance is written
+    to it (the reference of :func:`near_pairs`).
     """
     m = a.shape[0]
     keep = np.zeros(m, dtype=np.bool_)
     count = 0
     for p in range(m):
-        if _sqdist(Z, a[p], b[p]) < rho[a[p]]:
+        s = _sqdist(Z, a[p], b[p])
+        if root is not None:
+            root[p] = np.sqrt(s)
+        if s < rho[a[p]]:
             keep[p] = True
             count += 1
     out_a = np.empty(count, dtype=a.dtype)

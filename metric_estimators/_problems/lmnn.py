@@ -208,6 +208,11 @@ class ImpostorSet:
         self.search_seconds = 0.0  # wall time of the last search
         self.kernels = lmnn_kernels(self.n_samples)
         self.threads = threads  # of a large hashed search
+        # the stored pairs' distances (float32) at the embedding ref_Z, for
+        # the bound of LMNNObjective; stale once the bound has got weak
+        self.ref_Z = None
+        self.ref_root = None
+        self.ref_stale = True
 
     def tick(self):
         """Count one solver iteration; True when a search is due."""
@@ -222,14 +227,16 @@ class ImpostorSet:
         """
         first = self.since_search is None
         start = time.perf_counter()
+        self.ref_Z = self.ref_root = None
         new_i, new_l = self._search(Z, R)
         self.search_seconds = time.perf_counter() - start
         n_missing = 0
+        # the new pairs' distances at Z: the reference of LMNNObjective's bound
+        root = np.empty(new_i.size, dtype=np.float32)
+        act_i, act_l = self.kernels.pairs_within(Z, new_i, new_l, R, root)
         if not first:
             n = self.n_samples
-            act_i, act_l = self.kernels.pairs_within(Z, new_i, new_l, R)
             new_keys = act_i.astype(np.int64) * n + act_l
-            del act_i, act_l
             old_keys = self.imp_i.astype(np.int64) * n + self.imp_l
             self.imp_i = self.imp_l = None  # the old store is no longer needed
             old_keys.sort()
@@ -242,7 +249,9 @@ class ImpostorSet:
             self.n_changes += n_missing > 0
             if n_missing == 0:
                 self.interval = min(2 * self.interval, 64)
+        del act_i, act_l
         self.imp_i, self.imp_l = new_i, new_l
+        self.ref_Z, self.ref_root, self.ref_stale = Z, root, False
         self.since_search = 0
         self.n_searches += 1
         if self.log is not None:
@@ -458,12 +467,21 @@ class LMNNObjective:
         self.n_active = 0
         self.n_active_pairs = 0
         self.kernels = lmnn_kernels(X.shape[0])
+        self._last = None  # (flat, Z, td, R) of the last embedding
 
     def _embed(self, flat):
-        """Embedding ``Z``, target distances and margin radii at ``flat``."""
+        """Embedding ``Z``, target distances and margin radii at ``flat``.
+
+        The last result is kept: the solvers search (:meth:`verify`) at the
+        point they last evaluated.
+        """
+        last = self._last
+        if last is not None and np.array_equal(last[0], flat):
+            return last[1:]
         Z = self.X @ flat.reshape(self.shape).T
         td = self.kernels.target_sqdist(Z, self.targets)
         R = np.where(self.has_targets, td.max(axis=1) + 1.0, -np.inf)
+        self._last = (flat.copy(), Z, td, R)
         return Z, td, R
 
     def __call__(self, flat):
@@ -474,19 +492,46 @@ class LMNNObjective:
         if imps.since_search is None:
             imps.refresh(Z, R)
         kernels = self.kernels
-        d_imp = kernels.pair_sqdist(Z, imps.imp_i, imps.imp_l)
+        imp_i, imp_l, d_imp = self._near_pairs(Z, R)
         push, w_target, w_imp, n_active = kernels.triplet_loss_weights(
-            td, targets, imps.imp_i, d_imp, self.push_weight / imps.fraction,
+            td, targets, imp_i, d_imp, self.push_weight / imps.fraction,
             self.squared,
         )
         pull_weight = 1.0 - self.push_weight
         loss = pull_weight * td[self.valid].sum() + push
         w_target += pull_weight * self.valid
-        LX = kernels.laplacian_product(X, targets, w_target, imps.imp_i, imps.imp_l, w_imp)
+        LX = kernels.laplacian_product(X, targets, w_target, imp_i, imp_l, w_imp)
         grad = 2.0 * (Z.T @ LX)
         self.n_active = n_active
         self.n_active_pairs = int(np.count_nonzero(w_imp))
         return loss, grad.ravel()
+
+    def _near_pairs(self, Z, R):
+        """The stored pairs that may hold an active triplet at ``Z``, with their distances.
+
+        :func:`~metric_estimators._kernels.lmnn.near_pairs`: only the pairs
+        within their anchor's radius matter to the loss and the gradient
+        (the others add exact zeros), and most stored pairs are ruled out
+        by a triangle-inequality bound from the distances at a reference
+        embedding (:attr:`ImpostorSet.ref_root`, set by every search),
+        without computing their distance.  The reference is renewed once the
+        bound leaves more than half of the pairs to compute.
+        """
+        imps = self.impostors
+        reset = imps.ref_stale
+        if reset:
+            if imps.ref_root is None or imps.ref_root.size != imps.imp_i.size:
+                imps.ref_root = np.empty(imps.imp_i.size, dtype=np.float32)
+            imps.ref_Z = Z
+            shift = np.empty(0)  # unused
+        else:
+            diff = Z - imps.ref_Z
+            shift = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+            del diff
+        imp_i, imp_l, d_imp, n_computed = self.kernels.near_pairs(
+            Z, imps.imp_i, imps.imp_l, R, imps.ref_root, shift, reset)
+        imps.ref_stale = not reset and 2 * n_computed > imps.imp_i.size
+        return imp_i, imp_l, d_imp
 
     def verify(self, flat):
         """Search at ``flat``; return how many active impostors were missing."""

@@ -26,7 +26,7 @@ What is equal and what is not:
 
 import numpy as np
 
-__all__ = ["laplacian_product", "pair_sqdist", "pair_uniform", "pairs_within",
+__all__ = ["laplacian_product", "near_pairs", "pair_sqdist", "pair_uniform", "pairs_within",
            "point_hashes", "sampled_pairs_within", "target_sqdist",
            "threshold_block", "triplet_loss_weights"]
 
@@ -52,6 +52,20 @@ def pair_sqdist(Z, a, b):
     diff = np.take(Z, a, axis=0)  # take: faster than fancy indexing
     diff -= np.take(Z, b, axis=0)
     return np.einsum("ij,ij->i", diff, diff)
+
+
+def near_pairs(Z, a, b, R, ref_root, shift, reset):
+    """Every pair, a superset of the numba kernel's pairs within their radius.
+
+    See :func:`metric_estimators._kernels.lmnn.near_pairs`.  Here no pair is
+    left out: the vectorised :func:`triplet_loss_weights` sums over all
+    pairs, so a shorter list would change its rounding; ``ref_root`` is
+    still filled with ``reset``.
+    """
+    d = pair_sqdist(Z, a, b)
+    if reset:
+        np.sqrt(d, out=ref_root, casting="same_kind")
+    return a, b, d, a.shape[0]
 
 
 def triplet_loss_weights(target_d, targets, imp_i, imp_d, push_weight, squared):
@@ -182,7 +196,13 @@ def sampled_pairs_within(Z, y_idx, hashes, fraction, rho, start, stop, size_hint
     return np.concatenate(out_a), np.concatenate(out_b)
 
 
-def pairs_within(Z, a, b, rho):
-    """The pairs ``(a[p], b[p])`` with squared distance ``< rho[a[p]]``."""
-    keep = pair_sqdist(Z, a, b) < rho[a]
+def pairs_within(Z, a, b, rho, root=None):
+    """The pairs ``(a[p], b[p])`` with squared distance ``< rho[a[p]]``.
+
+    With ``root``, every pair's distance is written to it.
+    """
+    d = pair_sqdist(Z, a, b)
+    if root is not None:
+        np.sqrt(d, out=root, casting="same_kind")
+    keep = d < rho[a]
     return a[keep], b[keep]
