@@ -386,11 +386,14 @@ class ImpostorSet:
         anchors = np.sort(rng.choice(n, min(n, n_anchors), replace=False))
         step = max(1, BLOCK // (4 * n))
         count = 0
+        everyone = np.arange(n)
         for start in range(0, anchors.size, step):
             a = anchors[start:start + step]
-            D = sq[a, None] + sq[None, :] - 2.0 * (Zs[a] @ Zs.T)
-            count += int(np.count_nonzero(
-                (D < rho[a, None]) & (self.y_idx[a, None] != self.y_idx[None, :])))
+            # the pairs within radius (same class too), as in a search's block
+            ia, il = self.kernels.threshold_block(
+                Zs[a] @ Zs.T, sq[a], sq, rho[a], rho, a, everyone, False,
+                self.hashes, 1.0)
+            count += int(np.count_nonzero(self.y_idx[ia] != self.y_idx[il]))
         return float(count) * n / anchors.size
 
     def _search_hashed(self, Z, rho, n_chunks=16):
