@@ -566,3 +566,33 @@ def test_objective_with_bound_equals_all_pairs_bit_for_bit():
         assert obj.verify(L0.ravel()) >= 0  # a new store, a new reference
         assert imps.ref_root.size == imps.imp_i.size and not imps.ref_stale
 
+
+
+@pytest.mark.parametrize("max_impostors", ["auto", 3000])
+def test_missed_count_from_held_pairs_equals_matching(monkeypatch, max_impostors):
+    """A search after an evaluation at the same map counts the missed active
+    impostors from the number of held ones; matching the pairs gives the
+    same count, exact store or sampled."""
+    import copy
+
+    from metric_estimators._problems import lmnn as mod
+
+    original = mod.ImpostorSet.refresh
+    counts = []
+
+    def checked(self, Z, R, n_held=None):
+        if n_held is not None:
+            want = original(copy.copy(self), Z, R, None)
+            got = original(self, Z, R, n_held)
+            assert got == want
+            counts.append(got)
+            return got
+        return original(self, Z, R, n_held)
+
+    monkeypatch.setattr(mod.ImpostorSet, "refresh", checked)
+    X, y = make_classification(n_samples=700, n_features=10, n_informative=6,
+                               n_redundant=0, n_classes=4, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        LMNN(max_impostors=max_impostors, random_state=0).fit(X, y)
+    assert len(counts) >= 3 and max(counts) > 0 and min(counts) == 0

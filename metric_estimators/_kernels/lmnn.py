@@ -48,6 +48,9 @@ def pair_sqdist(Z, a, b):
     return out
 
 
+#: near_pairs returns exactly the pairs within their radius (not a superset)
+exact_near_pairs = True
+
 # Relative safety factor of the bound of near_pairs: far above the rounding
 # of the float32 reference distances (6e-8) and of the bound's arithmetic.
 _BOUND_SLACK = 1e-6

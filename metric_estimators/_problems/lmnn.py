@@ -219,22 +219,30 @@ class ImpostorSet:
         self.since_search += 1
         return self.since_search >= self.interval
 
-    def refresh(self, Z, R):
+    def refresh(self, Z, R, n_held=None):
         """Search at the current embedding; return how many active impostors were missed.
 
         Counts the active impostor pairs that the previous candidates did
         not hold; the search interval doubles when none was missed.
+        ``n_held``, if known, is the number of stored pairs within their
+        radius ``R`` at ``Z``: every one of them is found again (the search
+        keeps all pairs within ``SLACK * R``, of the same sampled subset
+        while the fraction stays), so the missed ones are the difference
+        of the counts, without matching the pairs.
         """
         first = self.since_search is None
         start = time.perf_counter()
         self.ref_Z = self.ref_root = None
+        start_fraction = self.fraction
         new_i, new_l = self._search(Z, R)
         self.search_seconds = time.perf_counter() - start
         n_missing = 0
         # the new pairs' distances at Z: the reference of LMNNObjective's bound
         root = np.empty(new_i.size, dtype=np.float32)
         act_i, act_l = self.kernels.pairs_within(Z, new_i, new_l, R, root)
-        if not first:
+        if not first and n_held is not None and self.fraction == start_fraction:
+            n_missing = int(act_i.size) - int(n_held)
+        elif not first:
             n = self.n_samples
             new_keys = act_i.astype(np.int64) * n + act_l
             old_keys = self.imp_i.astype(np.int64) * n + self.imp_l
@@ -246,6 +254,7 @@ class ImpostorSet:
                 new_keys.size, dtype=bool
             )
             n_missing = int(new_keys.size - found.sum())
+        if not first:
             self.n_changes += n_missing > 0
             if n_missing == 0:
                 self.interval = min(2 * self.interval, 64)
@@ -471,6 +480,9 @@ class LMNNObjective:
         self.n_active_pairs = 0
         self.kernels = lmnn_kernels(X.shape[0])
         self._last = None  # (flat, Z, td, R) of the last embedding
+        # (search count, Z, number of stored pairs within R at Z) of the last
+        # evaluation
+        self._held = None
 
     def _embed(self, flat):
         """Embedding ``Z``, target distances and margin radii at ``flat``.
@@ -496,6 +508,7 @@ class LMNNObjective:
             imps.refresh(Z, R)
         kernels = self.kernels
         imp_i, imp_l, d_imp = self._near_pairs(Z, R)
+        self._held = (imps.n_searches, Z, imp_i.size)  # see verify
         push, w_target, w_imp, n_active = kernels.triplet_loss_weights(
             td, targets, imp_i, d_imp, self.push_weight / imps.fraction,
             self.squared,
@@ -539,7 +552,12 @@ class LMNNObjective:
     def verify(self, flat):
         """Search at ``flat``; return how many active impostors were missing."""
         Z, _, R = self._embed(flat)
-        return self.impostors.refresh(Z, R)
+        imps = self.impostors
+        n_held = None
+        if (self._held is not None and self._held[0] == imps.n_searches
+                and self._held[1] is Z and self.kernels.exact_near_pairs):
+            n_held = self._held[2]  # counted by the last evaluation, at Z
+        return imps.refresh(Z, R, n_held)
 
 
 def uniform_subset(rng, n, m):

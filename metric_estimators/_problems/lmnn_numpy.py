@@ -54,6 +54,10 @@ def pair_sqdist(Z, a, b):
     return np.einsum("ij,ij->i", diff, diff)
 
 
+#: near_pairs returns every pair, a superset of those within their radius
+exact_near_pairs = False
+
+
 def near_pairs(Z, a, b, R, ref_root, shift, reset):
     """Every pair, a superset of the numba kernel's pairs within their radius.
 
