@@ -505,10 +505,9 @@ def test_near_pairs_returns_exactly_the_pairs_within_radius(scale):
     root = np.empty(m, dtype=np.float32)
     nb.pairs_within(Z_ref, a, b, np.full(n, np.inf), root)
     np.testing.assert_allclose(root, np.sqrt(nb.pair_sqdist(Z_ref, a, b)), rtol=1e-6)
-    shift = np.sqrt(((Z - Z_ref) ** 2).sum(1))
     keep = d_all < R[a]
     assert 0 < keep.sum() < m and not keep[10]
-    got_a, got_b, got_d, n_computed = nb.near_pairs(Z, a, b, R, root, shift, False)
+    got_a, got_b, got_d, n_computed = nb.near_pairs(Z, a, b, R, Z_ref, root, False)
     np.testing.assert_array_equal(got_a, a[keep])
     np.testing.assert_array_equal(got_b, b[keep])
     np.testing.assert_array_equal(got_d, d_all[keep])
@@ -517,13 +516,13 @@ def test_near_pairs_returns_exactly_the_pairs_within_radius(scale):
         assert n_computed < m / 2  # the bound rules most pairs out
     # reset: every distance, the reference rewritten
     root2 = np.zeros(m, dtype=np.float32)
-    out = nb.near_pairs(Z, a, b, R, root2, shift, True)
+    out = nb.near_pairs(Z, a, b, R, Z_ref, root2, True)
     assert out[3] == m
     np.testing.assert_array_equal(out[2], d_all[keep])
     np.testing.assert_array_equal(root2, np.sqrt(d_all).astype(np.float32))
     # the numpy version keeps every pair (its triplet kernel sums over all)
     root3 = np.zeros(m, dtype=np.float32)
-    np_a, np_b, np_d, np_n = npk.near_pairs(Z, a, b, R, root3, shift, True)
+    np_a, np_b, np_d, np_n = npk.near_pairs(Z, a, b, R, Z_ref, root3, True)
     assert np_n == m and np.array_equal(np_a, a) and np.array_equal(np_b, b)
     np.testing.assert_allclose(np_d, d_all, rtol=1e-12)
     np.testing.assert_allclose(root3, root2, rtol=1e-6)

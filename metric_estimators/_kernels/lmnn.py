@@ -57,7 +57,7 @@ _BOUND_SLACK = 1e-6
 
 
 @njit(**_FAST)
-def near_pairs(Z, a, b, R, ref_root, shift, reset):
+def near_pairs(Z, a, b, R, ref_Z, ref_root, reset):
     """The pairs ``(a[p], b[p])`` with squared distance ``< R[a[p]]``, in order.
 
     Only these pairs can hold an active triplet: the hinge ``1 + d(i, j)^2 -
@@ -69,12 +69,12 @@ def near_pairs(Z, a, b, R, ref_root, shift, reset):
 
     A pair's distance is only computed when a bound cannot rule it out:
     ``ref_root[p]`` is the pair's distance at a reference embedding
-    ``Z_ref`` and ``shift[i] = ||z_i - z_ref_i||``, so by the triangle
+    ``ref_Z`` and ``shift[i] = ||z_i - z_ref_i||``, so by the triangle
     inequality ``d(i, l) >= ref_root[p] - shift[i] - shift[l]``; a pair whose
     bound (shrunk by :data:`_BOUND_SLACK`, far beyond the rounding) reaches
     ``R_i`` is skipped.  ``ref_root`` is float32 (4 bytes per pair).  With
     ``reset`` every distance is computed and ``ref_root`` is overwritten with
-    them (``Z`` becomes the reference; pass any ``shift``).
+    them (``Z`` becomes the reference; ``ref_Z`` is not read).
 
     Returns
     -------
@@ -98,6 +98,14 @@ def near_pairs(Z, a, b, R, ref_root, shift, reset):
             keep[p] = p
         n_computed = m
     else:
+        n, c = Z.shape
+        shift = np.empty(n)
+        for i in range(n):
+            moved = 0.0
+            for f in range(c):
+                diff = Z[i, f] - ref_Z[i, f]
+                moved += diff * diff
+            shift[i] = np.sqrt(moved)
         for p in range(m):
             i = a[p]
             lb = ref_root[p] * lower - (shift[i] + shift[b[p]]) * upper

@@ -539,13 +539,8 @@ class LMNNObjective:
             if imps.ref_root is None or imps.ref_root.size != imps.imp_i.size:
                 imps.ref_root = np.empty(imps.imp_i.size, dtype=np.float32)
             imps.ref_Z = Z
-            shift = np.empty(0)  # unused
-        else:
-            diff = Z - imps.ref_Z
-            shift = np.sqrt(np.einsum("ij,ij->i", diff, diff))
-            del diff
         imp_i, imp_l, d_imp, n_computed = self.kernels.near_pairs(
-            Z, imps.imp_i, imps.imp_l, R, imps.ref_root, shift, reset)
+            Z, imps.imp_i, imps.imp_l, R, imps.ref_Z, imps.ref_root, reset)
         imps.ref_stale = not reset and 2 * n_computed > imps.imp_i.size
         return imp_i, imp_l, d_imp
 

@@ -58,7 +58,7 @@ def pair_sqdist(Z, a, b):
 exact_near_pairs = False
 
 
-def near_pairs(Z, a, b, R, ref_root, shift, reset):
+def near_pairs(Z, a, b, R, ref_Z, ref_root, reset):
     """Every pair, a superset of the numba kernel's pairs within their radius.
 
     See :func:`metric_estimators._kernels.lmnn.near_pairs`.  Here no pair is
