@@ -479,10 +479,7 @@ class LMNNObjective:
         self.n_active = 0
         self.n_active_pairs = 0
         self.kernels = lmnn_kernels(X.shape[0])
-        self._last = None  # (flat, Z, td, R) of the last embedding
-        # (search count, Z, number of stored pairs within R at Z) of the last
-        # evaluation
-        self._held = None
+        self._last = None  # [flat, Z, td, R, held] of the last embedding
 
     def _embed(self, flat):
         """Embedding ``Z``, target distances and margin radii at ``flat``.
@@ -490,14 +487,20 @@ class LMNNObjective:
         The last result is kept: the solvers search (:meth:`verify`) at the
         point they last evaluated.
         """
-        last = self._last
-        if last is not None and np.array_equal(last[0], flat):
-            return last[1:]
+        if self._at(flat):
+            return self._last[1:4]
+        self._last = None  # no second embedding held at once
         Z = self.X @ flat.reshape(self.shape).T
         td = self.kernels.target_sqdist(Z, self.targets)
         R = np.where(self.has_targets, td.max(axis=1) + 1.0, -np.inf)
-        self._last = (flat.copy(), Z, td, R)
+        # the last slot: (search count, stored pairs within R at Z), set by
+        # an evaluation (see verify)
+        self._last = [flat.copy(), Z, td, R, None]
         return Z, td, R
+
+    def _at(self, flat):
+        """Whether the last embedding was made at ``flat``."""
+        return self._last is not None and np.array_equal(self._last[0], flat)
 
     def __call__(self, flat):
         """Loss and gradient (flattened) at the flattened map ``flat``."""
@@ -508,7 +511,7 @@ class LMNNObjective:
             imps.refresh(Z, R)
         kernels = self.kernels
         imp_i, imp_l, d_imp = self._near_pairs(Z, R)
-        self._held = (imps.n_searches, Z, imp_i.size)  # see verify
+        self._last[4] = (imps.n_searches, imp_i.size)  # see verify
         push, w_target, w_imp, n_active = kernels.triplet_loss_weights(
             td, targets, imp_i, d_imp, self.push_weight / imps.fraction,
             self.squared,
@@ -546,12 +549,13 @@ class LMNNObjective:
 
     def verify(self, flat):
         """Search at ``flat``; return how many active impostors were missing."""
-        Z, _, R = self._embed(flat)
         imps = self.impostors
         n_held = None
-        if (self._held is not None and self._held[0] == imps.n_searches
-                and self._held[1] is Z and self.kernels.exact_near_pairs):
-            n_held = self._held[2]  # counted by the last evaluation, at Z
+        if self._at(flat) and self.kernels.exact_near_pairs:
+            held = self._last[4]  # counted by the last evaluation, at flat
+            if held is not None and held[0] == imps.n_searches:
+                n_held = held[1]
+        Z, _, R = self._embed(flat)
         return imps.refresh(Z, R, n_held)
 
 
