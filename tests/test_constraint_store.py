@@ -11,7 +11,7 @@ the stored hashes.
 import numpy as np
 import pytest
 
-from metric_estimators._kernels.constraint_store import constraint_hashes, triangle_hashes
+from metric_estimators._kernels.constraint_store import constraint_hashes
 from metric_estimators._kernels.cycle_projections import project_paths_l2, project_triangles_l2
 from metric_estimators.solvers.active_sets import CycleConstraints
 
@@ -112,8 +112,6 @@ def test_triangle_kernels_match_the_general_ones():
     edge = rng.integers(0, m, k).astype(np.int32)
     path = rng.integers(0, m, 2 * k).astype(np.int32)
     ptr = np.arange(0, 2 * k + 1, 2, dtype=np.int64)
-    np.testing.assert_array_equal(triangle_hashes(edge, path),
-                                  constraint_hashes(edge, ptr, path))
     np.testing.assert_array_equal(
         constraint_hashes(edge, ptr, path),
         constraint_hashes(edge.astype(np.int64), ptr, path))

@@ -7,9 +7,9 @@ edge and ordered path) keeps it free of duplicates
 :func:`table_insert_new` and :func:`table_delete`), and
 :func:`compact_in_place` drops the forgotten ones.  Triangles are stored
 with a fixed stride instead (two path entries each, no offsets, no stored
-hashes): :func:`triangle_hashes`, :func:`table_insert_triangles`,
-:func:`table_delete_triangles` and :func:`compact_triangles` hash them on
-the fly, with the same bits as :func:`constraint_hashes`.
+hashes): :func:`table_insert_triangles`,
+:func:`table_delete_triangles`, :func:`append_triangles` and
+:func:`compact_triangles` hash them on the fly, with the same bits as :func:`constraint_hashes`.
 """
 
 import numpy as np
@@ -24,6 +24,7 @@ _AHEAD = 16
 
 __all__ = [
     "all_triangles",
+    "append_triangles",
     "compact_in_place",
     "compact_triangles",
     "constraint_hashes",
@@ -31,7 +32,6 @@ __all__ = [
     "table_delete_triangles",
     "table_insert_new",
     "table_insert_triangles",
-    "triangle_hashes",
 ]
 
 
@@ -74,34 +74,50 @@ def constraint_hashes(cons_edge, ptr, path):
 
 
 @njit(cache=True, nogil=True)
-def triangle_hashes(cons_edge, path):
-    """:func:`constraint_hashes` of triangles stored with a fixed stride (no ``ptr``)."""
-    k = cons_edge.shape[0]
-    out = np.empty(k, dtype=np.uint64)
-    for c in range(k):
-        out[c] = _triangle_hash(cons_edge, path, c)
-    return out
-
-
-@njit(cache=True, nogil=True)
 def table_insert_triangles(table, cons_edge, path):
-    """Insert the hash of every stored triangle into an empty ``table`` (a rebuild).
+    """:func:`table_insert_new` for triangles with a fixed stride, hashed on the fly.
 
-    The hashes are computed on the fly (the strided store keeps none).
+    Triangle ``c`` has the path ``path[2c:2c+2]``; its hash is the one of
+    :func:`constraint_hashes`.  Returns the mask of the triangles inserted
+    (those not yet in ``table``, first occurrences within the batch); also
+    rebuilds a table from the stored triangles.
     """
     mask = np.uint64(table.shape[0] - 1)
     k = cons_edge.shape[0]
+    keep = np.zeros(k, dtype=np.bool_)
     for c in range(k):
+        if c + _AHEAD < k:
+            prefetch(table, _triangle_hash(cons_edge, path, c + _AHEAD) & mask)
         h = _triangle_hash(cons_edge, path, c)
         slot = h & mask
         while True:
             t = table[slot]
             if t == np.uint64(0):
                 table[slot] = h
+                keep[c] = True
                 break
             if t == h:
                 break
             slot = (slot + np.uint64(1)) & mask
+    return keep
+
+
+@njit(cache=True, nogil=True)
+def append_triangles(dst_edge, dst_path, dst_z, k0, cons_edge, path, keep):
+    """Copy the triangles ``c`` with ``keep[c]`` to ``dst_*[k0:]`` (dual 0), in order.
+
+    The strided store's append without the batch's filtered copies; returns
+    the number copied.
+    """
+    q = k0
+    for c in range(keep.shape[0]):
+        if keep[c]:
+            dst_edge[q] = cons_edge[c]
+            dst_path[2 * q] = path[2 * c]
+            dst_path[2 * q + 1] = path[2 * c + 1]
+            dst_z[q] = 0.0
+            q += 1
+    return q - k0
 
 
 @njit(cache=True, nogil=True)

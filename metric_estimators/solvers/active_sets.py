@@ -40,6 +40,7 @@ from .numpy_kernels import lazy_kernel
 logdet_sweep = lazy_kernel("bregman", "logdet_sweep")
 logdet_violations = lazy_kernel("bregman", "logdet_violations")
 all_triangles = lazy_kernel("constraint_store", "all_triangles")
+append_triangles = lazy_kernel("constraint_store", "append_triangles")
 compact_in_place = lazy_kernel("constraint_store", "compact_in_place")
 compact_triangles = lazy_kernel("constraint_store", "compact_triangles")
 constraint_hashes = lazy_kernel("constraint_store", "constraint_hashes")
@@ -49,7 +50,6 @@ table_delete_triangles = lazy_kernel("constraint_store",
 table_insert_new = lazy_kernel("constraint_store", "table_insert_new")
 table_insert_triangles = lazy_kernel("constraint_store",
                                      "table_insert_triangles")
-triangle_hashes = lazy_kernel("constraint_store", "triangle_hashes")
 project_paths_kl = lazy_kernel("cycle_projections", "project_paths_kl")
 project_paths_l2 = lazy_kernel("cycle_projections", "project_paths_l2")
 project_triangles_l2 = lazy_kernel("cycle_projections",
@@ -74,7 +74,8 @@ class CycleConstraints:
     While every constraint is a triangle (``triangles``, the dense oracles'
     output) the store keeps a fixed stride instead: ``path[2c:2c+2]``, no
     ``ptr`` array and no stored hashes (the table's operations hash the
-    triangles on the fly, :func:`~metric_estimators._kernels.constraint_store.triangle_hashes`):
+    triangles on the fly, e.g.
+    :func:`~metric_estimators._kernels.constraint_store.table_delete_triangles`):
     20 bytes per triangle plus the table, against 40 in the CSR form.
     ``ptr`` and ``hashes`` are then made on request.  The first constraint
     that is not a triangle turns the store into the CSR form.
@@ -167,7 +168,7 @@ class CycleConstraints:
     def hashes(self):
         """64-bit hash of each constraint (computed on request in the strided form)."""
         if self._strided:
-            return triangle_hashes(self.edge, self.path)
+            return constraint_hashes(self.edge, self.ptr, self.path)
         return self._hashes[:self._k]
 
     def _to_csr(self):
@@ -175,8 +176,8 @@ class CycleConstraints:
         if self._strided:
             k = self._k
             self._ptr = np.arange(0, 2 * k + 1, 2, dtype=np.int64)
-            self._hashes = (triangle_hashes(self.edge, self.path) if k
-                            else np.empty(0, dtype=np.uint64))
+            self._hashes = (constraint_hashes(self.edge, self._ptr, self.path)
+                            if k else np.empty(0, dtype=np.uint64))
         self._csr = True
 
     @staticmethod
@@ -227,6 +228,8 @@ class CycleConstraints:
             return 0
         if self.numpy:
             return self._add_numpy(edge, ptr, path)
+        if self._strided and all_triangles(ptr):
+            return self._add_triangles(edge, path)
         h = constraint_hashes(edge, ptr, path)
         self._reserve_table(self._k + h.size)
         keep = table_insert_new(self._table, h)
@@ -266,6 +269,27 @@ class CycleConstraints:
             self._hashes[k0:k0 + k] = h
             self._ptr[k0 + 1:k0 + k + 1] = ptr[1:] + p0
         self._k, self._plen = k0 + k, p0 + plen
+        self._views()
+        return k
+
+    def _add_triangles(self, edge, path):
+        """:meth:`add` of a batch of triangles to the strided store.
+
+        The batch is hashed on the fly and its new triangles copied straight
+        into the buffers: no hash array and no filtered copy of the batch.
+        """
+        self._reserve_table(self._k + edge.size)
+        keep = table_insert_triangles(self._table, edge, path)
+        k = int(np.count_nonzero(keep))
+        if k == 0:
+            return 0
+        k0 = self._k
+        self._edge = self._grown(self._edge, k0 + k)
+        self._z = self._grown(self._z, k0 + k)
+        self._path = self._grown(self._path, 2 * (k0 + k))
+        append_triangles(self._edge, self._path, self._z, k0, edge, path,
+                         keep)
+        self._k, self._plen = k0 + k, 2 * (k0 + k)
         self._views()
         return k
 
