@@ -304,6 +304,7 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
                                         CycleConstraints)
         problem.numpy = small
+        del a  # the problem holds what it needs (|a| and the signs)
 
         def extra_row():
             return (problem.gamma, problem.rel_gap,
@@ -317,6 +318,7 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
             gap_tol=float(self.gap_tol), max_iter=self.max_iter,
             max_passes=self.max_passes, report=report, extra_row=extra_row)
         res = results[-1]
+        oracle = None  # its n x n buffers, before the n x n solution
         converged = (res.converged and len(results) == len(stages))
         x = np.clip(problem.x, 0.0, 1.0)
         lower = problem.lp_lower_bound() * w_scale
@@ -332,6 +334,8 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         X = edge_matrix(x, n, numpy=small)
         self._store(problem, results, stages, X, x, lower, w_scale, converged,
                     stacklevel=4)
+        # the per-pair arrays and the active set, before the rounding
+        problem = results = res = x = None
         self.labels_, self.cost_ = self._round(A_in, X)
         self.n_features_in_ = n
         return self

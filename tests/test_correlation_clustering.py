@@ -328,3 +328,20 @@ def test_short_edge_oracle_falls_back_to_dense():
     ref = DenseTriangleOracle(n)(dense_x, 1e-3)
     for a, b in zip(out[:3], ref[:3]):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 1500])
+def test_dense_clustering_cost_matches_the_pairwise_sum(n):
+    """The blockwise cost (no n^2 temporaries) against the sum over pairs i < j."""
+    from metric_estimators._problems.correlation_clustering import dense_clustering_cost
+    rng = np.random.default_rng(n)
+    A = np.triu(rng.lognormal(size=(n, n)) * rng.choice([-1.0, 1.0], (n, n)), 1)
+    A[rng.random((n, n)) < 0.1] = 0.0
+    A = A + A.T
+    labels = rng.integers(0, 4, n)
+    i, j = np.triu_indices(n, 1)
+    a = A[i, j]
+    same = labels[i] == labels[j]
+    ref = np.sum(np.where(a > 0, a * ~same, -a * same))
+    assert dense_clustering_cost(A, labels) == pytest.approx(ref, rel=1e-12,
+                                                             abs=1e-12)

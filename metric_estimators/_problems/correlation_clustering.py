@@ -249,7 +249,9 @@ class WeightedCorrelationLP:
                 mask = np.zeros(x.shape[0], dtype=bool)
                 mask[act.edge] = True
                 mask[act.path.ravel()] = True
-                self._touched = np.flatnonzero(mask)
+                # int32 ids (half the bytes; pair ids fit, as the active
+                # set's)
+                self._touched = np.flatnonzero(mask).astype(np.int32)
             else:
                 self._touched = np.empty(0, dtype=np.int64)
             if self.numpy:
@@ -298,10 +300,17 @@ def dense_clustering_cost(A, labels):
     """
     A = np.asarray(A, dtype=np.float64)
     labels = np.asarray(labels)
-    iu = np.triu_indices(A.shape[0], 1)
-    a = A[iu]
-    same = labels[iu[0]] == labels[iu[1]]
-    return float(np.sum(np.where(a > 0, a * ~same, -a * same)))
+    n = A.shape[0]
+    # half the sum over the whole symmetric matrix (zero diagonal), by
+    # blocks of about 2^20 entries: no n^2 temporaries
+    rows = max(1, (1 << 20) // max(n, 1))
+    total = 0.0
+    for s in range(0, n, rows):
+        a = A[s:s + rows]
+        same = labels[s:s + rows, None] == labels[None, :]
+        total += float(np.sum(np.where(same, np.maximum(-a, 0.0),
+                                       np.maximum(a, 0.0))))
+    return 0.5 * total
 
 
 def dense_pivot_rounding(X, rng, rounding="probabilistic"):

@@ -40,12 +40,20 @@ from .numpy_kernels import lazy_kernel
 logdet_sweep = lazy_kernel("bregman", "logdet_sweep")
 logdet_violations = lazy_kernel("bregman", "logdet_violations")
 all_triangles = lazy_kernel("constraint_store", "all_triangles")
+append_triangles = lazy_kernel("constraint_store", "append_triangles")
 compact_in_place = lazy_kernel("constraint_store", "compact_in_place")
+compact_triangles = lazy_kernel("constraint_store", "compact_triangles")
 constraint_hashes = lazy_kernel("constraint_store", "constraint_hashes")
 table_delete = lazy_kernel("constraint_store", "table_delete")
+table_delete_triangles = lazy_kernel("constraint_store",
+                                     "table_delete_triangles")
 table_insert_new = lazy_kernel("constraint_store", "table_insert_new")
+table_insert_triangles = lazy_kernel("constraint_store",
+                                     "table_insert_triangles")
 project_paths_kl = lazy_kernel("cycle_projections", "project_paths_kl")
 project_paths_l2 = lazy_kernel("cycle_projections", "project_paths_l2")
+project_triangles_l2 = lazy_kernel("cycle_projections",
+                                   "project_triangles_l2")
 project_triangles_unit = lazy_kernel("cycle_projections",
                                      "project_triangles_unit")
 
@@ -57,9 +65,20 @@ _TINY = np.finfo(np.float64).tiny
 class CycleConstraints:
     """Cycle constraints ``x_e - sum_{f in P} x_f <= 0`` on an edge vector, with duals.
 
-    Stored in CSR form: ``edge[c]``, path edges ``path[ptr[c]:ptr[c+1]]``,
-    dual ``z[c]`` and a 64-bit ``hashes[c]`` of (edge, path) for
-    de-duplication (an oracle may return a remembered constraint again).
+    Stored in CSR form: ``edge[c]``, path edges ``path[ptr[c]:ptr[c+1]]``
+    and dual ``z[c]``, with a 64-bit hash of (edge, path) per constraint in
+    an open-addressing table for de-duplication (an oracle may return a
+    remembered constraint again).  Edge and path ids are int32 (the pairs of
+    a graph number fewer than 2^31).
+
+    While every constraint is a triangle (``triangles``, the dense oracles'
+    output) the store keeps a fixed stride instead: ``path[2c:2c+2]``, no
+    ``ptr`` array and no stored hashes (the table's operations hash the
+    triangles on the fly, e.g.
+    :func:`~metric_estimators._kernels.constraint_store.table_delete_triangles`):
+    20 bytes per triangle plus the table, against 40 in the CSR form.
+    ``ptr`` and ``hashes`` are then made on request.  The first constraint
+    that is not a triangle turns the store into the CSR form.
 
     Parameters
     ----------
@@ -82,14 +101,18 @@ class CycleConstraints:
     :func:`~metric_estimators._kernels.cycle_projections.project_paths_l2`).
 
     With ``numpy = True`` (set by the driver on small problems) the set runs
-    on :mod:`metric_estimators.solvers.numpy_kernels`: duplicates are found
-    with ``np.isin`` on the same hashes (no hash table), and a pass projects
-    batches of constraints that share no variable
+    on :mod:`metric_estimators.solvers.numpy_kernels` in the CSR form:
+    duplicates are found with ``np.isin`` on the same hashes (no hash
+    table), and a pass projects batches of constraints that share no
+    variable
     (:func:`~metric_estimators.solvers.numpy_kernels.disjoint_batches`,
     recomputed when the set changes).
     """
 
     numpy = False
+
+    #: the hash table is rebuilt larger before it gets fuller than this
+    MAX_LOAD = 0.7
 
     def __init__(self, x=None, winv=None, divergence="l2"):
         if divergence not in ("l2", "kl"):
@@ -105,10 +128,11 @@ class CycleConstraints:
         self.uniform = (float(w[0]) if w is not None and w.size
                         and np.all(w == w[0]) else None)
         # capacity buffers (grown geometrically: appending costs O(batch)
-        # amortised, not a copy of the whole set); edge, ptr, path, z and
-        # hashes are views of their first k (constraints) / plen (path
-        # entries) elements, refreshed after every change
-        self._edge = np.empty(0, dtype=np.int64)
+        # amortised, not a copy of the whole set); edge, path and z are
+        # views of their first k (constraints) / plen (path entries)
+        # elements, refreshed after every change; _ptr and _hashes are used
+        # in the CSR form only
+        self._edge = np.empty(0, dtype=np.int32)
         self._ptr = np.zeros(1, dtype=np.int64)
         self._path = np.empty(0, dtype=np.int32)
         self._z = np.empty(0, dtype=np.float64)
@@ -116,18 +140,45 @@ class CycleConstraints:
         self._k = 0
         self._plen = 0
         # open-addressing set of the stored hashes, kept up to date by add
-        # (insert) and forget (delete), at most half full
+        # (insert) and forget (delete), at most MAX_LOAD full
         self._table = np.zeros(16, dtype=np.uint64)
         self._views()
         self.triangles = True  # every path has two edges
+        self._csr = False  # the CSR form (ptr, stored hashes) in any case
+
+    @property
+    def _strided(self):
+        """True while the store holds triangles with a fixed stride (no ptr, no hashes)."""
+        return self.triangles and not self.numpy and not self._csr
 
     def _views(self):
         k, p = self._k, self._plen
         self.edge = self._edge[:k]
-        self.ptr = self._ptr[:k + 1]
         self.path = self._path[:p]
         self.z = self._z[:k]
-        self.hashes = self._hashes[:k]
+
+    @property
+    def ptr(self):
+        """Offsets of the paths in ``path`` (made on request in the strided form)."""
+        if self._strided:
+            return np.arange(0, 2 * self._k + 1, 2, dtype=np.int64)
+        return self._ptr[:self._k + 1]
+
+    @property
+    def hashes(self):
+        """64-bit hash of each constraint (computed on request in the strided form)."""
+        if self._strided:
+            return constraint_hashes(self.edge, self.ptr, self.path)
+        return self._hashes[:self._k]
+
+    def _to_csr(self):
+        """Leave the strided form: store ``ptr`` and the hashes."""
+        if self._strided:
+            k = self._k
+            self._ptr = np.arange(0, 2 * k + 1, 2, dtype=np.int64)
+            self._hashes = (constraint_hashes(self.edge, self._ptr, self.path)
+                            if k else np.empty(0, dtype=np.uint64))
+        self._csr = True
 
     @staticmethod
     def _grown(buf, need):
@@ -157,44 +208,88 @@ class CycleConstraints:
         return (self._edge.nbytes + self._ptr.nbytes + self._path.nbytes
                 + self._z.nbytes + self._hashes.nbytes + self._table.nbytes)
 
+    def _reserve_table(self, need):
+        """Rebuild the hash table larger if ``need`` hashes would overfill it."""
+        size = self._table.size
+        if need <= self.MAX_LOAD * size:
+            return
+        while need > self.MAX_LOAD * size:
+            size *= 2
+        self._table = None  # free the old table before the new one
+        self._table = np.zeros(size, dtype=np.uint64)
+        if self._strided:
+            table_insert_triangles(self._table, self.edge, self.path)
+        else:
+            table_insert_new(self._table, self.hashes)
+
     def add(self, edge, ptr, path):
         """Append the constraints not already present; return how many."""
         if edge.size == 0:
             return 0
         if self.numpy:
             return self._add_numpy(edge, ptr, path)
+        if self._strided and all_triangles(ptr):
+            return self._add_triangles(edge, path)
         h = constraint_hashes(edge, ptr, path)
-        if 2 * (self._k + h.size) > self._table.size:
-            size = self._table.size
-            while size < 2 * (self._k + h.size) + 1:
-                size *= 2
-            self._table = np.zeros(size, dtype=np.uint64)
-            table_insert_new(self._table, self.hashes)
+        self._reserve_table(self._k + h.size)
         keep = table_insert_new(self._table, h)
         k = int(np.count_nonzero(keep))
         if k == 0:
             return 0
+        batch_triangles = bool(all_triangles(ptr))
         if k < keep.size:
-            idx = np.flatnonzero(keep)
-            lens = ptr[idx + 1] - ptr[idx]
-            sel = np.repeat(keep, np.diff(ptr))
-            edge, path, h = edge[idx], path[sel], h[idx]
-            ptr = np.concatenate(([0], np.cumsum(lens)))
-        if self.triangles and not all_triangles(ptr):
+            if batch_triangles:
+                edge, path = edge[keep], path.reshape(-1, 2)[keep].ravel()
+                ptr = None
+            else:
+                idx = np.flatnonzero(keep)
+                lens = ptr[idx + 1] - ptr[idx]
+                sel = np.repeat(keep, np.diff(ptr))
+                edge, path = edge[idx], path[sel]
+                ptr = np.concatenate(([0], np.cumsum(lens)))
+                batch_triangles = bool(all_triangles(ptr))
+            h = h[keep]
+        del keep
+        if self.triangles and not batch_triangles:
+            self._to_csr()
             self.triangles = False
         k0, p0 = self._k, self._plen
-        plen = int(ptr[-1])
+        plen = int(path.size)
         self._edge = self._grown(self._edge, k0 + k)
         self._z = self._grown(self._z, k0 + k)
-        self._hashes = self._grown(self._hashes, k0 + k)
-        self._ptr = self._grown(self._ptr, k0 + k + 1)
         self._path = self._grown(self._path, p0 + plen)
         self._edge[k0:k0 + k] = edge
         self._z[k0:k0 + k] = 0.0
-        self._hashes[k0:k0 + k] = h
-        self._ptr[k0 + 1:k0 + k + 1] = ptr[1:] + p0
         self._path[p0:p0 + plen] = path
+        if not self._strided:
+            if ptr is None:
+                ptr = np.arange(0, 2 * k + 1, 2, dtype=np.int64)
+            self._hashes = self._grown(self._hashes, k0 + k)
+            self._ptr = self._grown(self._ptr, k0 + k + 1)
+            self._hashes[k0:k0 + k] = h
+            self._ptr[k0 + 1:k0 + k + 1] = ptr[1:] + p0
         self._k, self._plen = k0 + k, p0 + plen
+        self._views()
+        return k
+
+    def _add_triangles(self, edge, path):
+        """:meth:`add` of a batch of triangles to the strided store.
+
+        The batch is hashed on the fly and its new triangles copied straight
+        into the buffers: no hash array and no filtered copy of the batch.
+        """
+        self._reserve_table(self._k + edge.size)
+        keep = table_insert_triangles(self._table, edge, path)
+        k = int(np.count_nonzero(keep))
+        if k == 0:
+            return 0
+        k0 = self._k
+        self._edge = self._grown(self._edge, k0 + k)
+        self._z = self._grown(self._z, k0 + k)
+        self._path = self._grown(self._path, 2 * (k0 + k))
+        append_triangles(self._edge, self._path, self._z, k0, edge, path,
+                         keep)
+        self._k, self._plen = k0 + k, 2 * (k0 + k)
         self._views()
         return k
 
@@ -236,6 +331,11 @@ class CycleConstraints:
             self._k, self._plen = int(keep.sum()), int(sel.sum())
             self._views()
             self._batches = None
+        elif dropped and self._strided:
+            table_delete_triangles(self._table, self.edge, self.path, keep)
+            k = int(compact_triangles(self._edge, self._path, self._z, keep))
+            self._k, self._plen = k, 2 * k
+            self._views()
         elif dropped:
             table_delete(self._table, self.hashes, keep)
             self._k, self._plen = compact_in_place(
@@ -256,6 +356,9 @@ class CycleConstraints:
             return project_triangles_unit(x, self.uniform, self.edge,
                                           self.path, self.z, start,
                                           self.edge.size)
+        if self.triangles:
+            return project_triangles_l2(x, self.winv, self.edge, self.path,
+                                        self.z, start, self.edge.size)
         return project_paths_l2(x, self.winv, self.edge, self.ptr, self.path,
                                 self.z, start, self.edge.size)
 

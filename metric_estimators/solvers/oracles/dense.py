@@ -183,6 +183,7 @@ class DenseTriangleOracle(DenseShortestPathOracle):
         mscale = 1.0
         if dtype == np.float64:
             Xp = X
+            self._Xp = None  # the float32 copy is not needed any more
         else:
             if getattr(self, "_Xp", None) is None:
                 self._Xp = np.empty((n, n), dtype=np.float32)
