@@ -1,7 +1,7 @@
 """Bytes per node pair of one dense correlation-clustering fit.
 
-    python benchmarks/cc_memory.py planted 2000 --label after
-    python benchmarks/cc_memory.py power --data-dir ../shared/data --label after
+    python benchmarks/cc_memory.py planted 2000
+    python benchmarks/cc_memory.py power --data-dir ../shared/data
     python benchmarks/cc_memory.py --report
 
 One fit per process (run it under the benchmark lock): a warm-up fit on a
@@ -109,7 +109,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("instance", nargs="?", choices=["planted", "power"])
     p.add_argument("n", nargs="?", type=int, default=0)
-    p.add_argument("--label", default="after")
+    p.add_argument("--label", default="default")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--report", action="store_true")
     args = p.parse_args(argv)
