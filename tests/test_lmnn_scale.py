@@ -491,6 +491,31 @@ def test_threaded_hashed_search_equals_the_serial_one(cap, monkeypatch):
     assert 0 < results[0][0].size <= cap
 
 
+@pytest.mark.parametrize("n_threads", [1, 2, 5])
+def test_ordered_map_keeps_order_and_bounds_lookahead(n_threads):
+    """Results come back in the items' order, however long each takes, and
+    no item starts more than ``ahead`` items before the consumer took it."""
+    import threading
+    import time
+
+    from metric_estimators._threads import ordered_map
+
+    consumed = []
+    lead = []
+    lock = threading.Lock()
+
+    def func(i):
+        with lock:
+            lead.append(i - len(consumed))
+        time.sleep(0.002 * ((7 * i) % 5))  # uneven durations
+        return i * i
+
+    for value in ordered_map(func, range(40), n_threads, ahead=3):
+        consumed.append(value)
+    assert consumed == [i * i for i in range(40)]
+    assert max(lead) <= max(3, n_threads) if n_threads > 1 else max(lead) == 0
+
+
 def test_search_threads_is_bounded():
     from metric_estimators._problems.lmnn import MAX_SEARCH_THREADS, search_threads
 

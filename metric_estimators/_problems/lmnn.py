@@ -14,14 +14,12 @@ their vectorised numpy versions (:mod:`metric_estimators._problems.lmnn_numpy`),
 which need no numba start-up (:func:`lmnn_kernels`).
 """
 
-import os
 import time
 import warnings
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._threads import ordered_map, usable_cpus
 from .neighbours import nearest_in_groups, use_numpy
 
 __all__ = ["ImpostorSet", "LMNNObjective", "SampledLMNNObjective", "find_target_neighbors",
@@ -57,36 +55,7 @@ MAX_SEARCH_THREADS = 8
 def search_threads():
     """Threads of a large hashed search: the CPUs this process may use, at most
     :data:`MAX_SEARCH_THREADS`."""
-    try:
-        n_cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        n_cpus = os.cpu_count() or 1
-    return max(1, min(n_cpus, MAX_SEARCH_THREADS))
-
-
-def _ordered_map(func, items, n_threads, ahead=None):
-    """``func(item)`` for every item on ``n_threads`` threads, yielded in order.
-
-    At most ``ahead`` items (default ``2 * n_threads``) are submitted and not
-    yet consumed: a thread whose core is taken by another process holds up
-    the others only once they are that far ahead, and ``func`` sees the
-    state the consumer left after all but the last ``ahead - 1`` earlier
-    items (here: the sampling fraction).  One thread: plain serial calls,
-    no pool.
-    """
-    if n_threads <= 1:
-        for item in items:
-            yield func(item)
-        return
-    ahead = 2 * n_threads if ahead is None else max(ahead, n_threads)
-    with ThreadPoolExecutor(max_workers=n_threads) as pool:
-        pending = deque()
-        for item in items:
-            pending.append(pool.submit(func, item))
-            if len(pending) >= ahead:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+    return max(1, min(usable_cpus(), MAX_SEARCH_THREADS))
 
 
 def lmnn_kernels(n_samples):
@@ -435,7 +404,7 @@ class ImpostorSet:
 
         n_threads = self.threads if n >= THREADED_SEARCH_SAMPLES else 1
         for start, (fraction, (a, b)) in zip(
-                range(0, n, step), _ordered_map(scan, range(0, n, step), n_threads)):
+                range(0, n, step), ordered_map(scan, range(0, n, step), n_threads)):
             if self.progress is not None:
                 self.progress(f"impostor search {self.n_searches + 1}: {start} "
                               f"of {n} anchors, {n_acc} candidates")
