@@ -73,6 +73,20 @@ def constraint_hashes(cons_edge, ptr, path):
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _insert_one(table, h, mask):
+    """Insert the non-zero hash ``h`` by linear probing; False if it was there."""
+    slot = h & mask
+    while True:
+        t = table[slot]
+        if t == np.uint64(0):
+            table[slot] = h
+            return True
+        if t == h:
+            return False
+        slot = (slot + np.uint64(1)) & mask
+
+
 @njit(cache=True, nogil=True)
 def table_insert_triangles(table, cons_edge, path):
     """:func:`table_insert_new` for triangles with a fixed stride, hashed on the fly.
@@ -89,16 +103,7 @@ def table_insert_triangles(table, cons_edge, path):
         if c + _AHEAD < k:
             prefetch(table, _triangle_hash(cons_edge, path, c + _AHEAD) & mask)
         h = _triangle_hash(cons_edge, path, c)
-        slot = h & mask
-        while True:
-            t = table[slot]
-            if t == np.uint64(0):
-                table[slot] = h
-                keep[c] = True
-                break
-            if t == h:
-                break
-            slot = (slot + np.uint64(1)) & mask
+        keep[c] = _insert_one(table, h, mask)
     return keep
 
 
@@ -135,16 +140,7 @@ def table_insert_new(table, hashes):
         if c + _AHEAD < hashes.shape[0]:
             prefetch(table, hashes[c + _AHEAD] & mask)
         h = hashes[c]
-        slot = h & mask
-        while True:
-            t = table[slot]
-            if t == np.uint64(0):
-                table[slot] = h
-                keep[c] = True
-                break
-            if t == h:
-                break
-            slot = (slot + np.uint64(1)) & mask
+        keep[c] = _insert_one(table, h, mask)
     return keep
 
 
