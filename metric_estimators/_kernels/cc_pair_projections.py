@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit, prange
 
 from .bregman import hildreth_correction
+from .cycle_projections import slackness_residual
 
 __all__ = ["PARALLEL_MIN_PAIRS", "project_pairs_w", "project_pairs_w_subset"]
 
@@ -45,16 +46,13 @@ _BLOCK = 1 << 14
 
 @njit(cache=True, nogil=True, inline="always")
 def _pair_step(x, f, d, w, z_above, z_below, e):
-    resid = 0.0
     we = w[e]
     if we <= 0.0:
         return 0.0
     # x_e - f_e <= d_e ; a^T W^-1 a = 2 / w_e ; theta = s w_e / 2
     s = x[e] - f[e] - d[e]
     zc = z_above[e]
-    r = abs(s) if zc > 0.0 else max(s, 0.0)
-    if r > resid:
-        resid = r
+    resid = slackness_residual(s, zc)
     step, z_above[e] = hildreth_correction(zc, -0.5 * s * we)
     # step = -theta (clamped); v <- v + step W^-1 a with a = (1, -1)
     dx = step / we
@@ -63,9 +61,7 @@ def _pair_step(x, f, d, w, z_above, z_below, e):
     # d_e - x_e - f_e <= 0 ; a = (-1, -1)
     s = d[e] - x[e] - f[e]
     zc = z_below[e]
-    r = abs(s) if zc > 0.0 else max(s, 0.0)
-    if r > resid:
-        resid = r
+    resid = max(resid, slackness_residual(s, zc))
     step, z_below[e] = hildreth_correction(zc, -0.5 * s * we)
     dx = step / we
     x[e] -= dx
