@@ -1,24 +1,18 @@
 """Cold start: importing the package does no kernel work; the warm-up covers every kernel."""
 
-import subprocess
-import sys
-
 import pytest
+from fresh_process import assert_no_numba, modules_after
 
 from metric_estimators import warmup
 
 
 def _modules_after(code):
-    out = subprocess.run(
-        [sys.executable, "-c", code + "\nimport sys\nprint(' '.join(sorted(sys.modules)))"],
-        capture_output=True, text=True, check=True, timeout=300).stdout
-    return set(out.split())
+    return modules_after(code, timeout=300)
 
 
 def test_import_loads_no_kernel_and_no_estimator_module():
     mods = _modules_after("import metric_estimators")
-    assert "numba" not in mods
-    assert not any(m.startswith("metric_estimators._kernels") for m in mods)
+    assert_no_numba(mods)
     for name in ("lmnn", "itml", "ordinal", "metric_nearness", "correlation_clustering",
                  "project_and_forget"):
         assert f"metric_estimators.{name}" not in mods

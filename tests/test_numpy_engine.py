@@ -10,12 +10,11 @@ same solution on both paths (to its tolerance), and a small fit must not
 load numba at all.
 """
 
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pytest
+from fresh_process import assert_no_numba, modules_after
 from sklearn.datasets import load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
 
@@ -286,15 +285,11 @@ def test_small_fits_do_not_load_numba():
         "Xo, yo = make_ordinal(n_samples=100, n_informative=3, n_noise=2,"
         " n_levels=4, random_state=0)\n"
         "me.LODML(random_state=0).fit(Xo, yo)\n"
-        "print(' '.join(sorted(sys.modules)))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                         text=True, check=True, timeout=600).stdout
-    mods = set(out.split())
+    mods = modules_after(code)
     assert {"metric_estimators.itml", "metric_estimators.project_and_forget",
             "metric_estimators.mlkr", "metric_estimators.ordinal"} <= mods
-    assert "numba" not in mods
-    assert not any(m.startswith("metric_estimators._kernels") for m in mods)
+    assert_no_numba(mods)
 
 
 # ---------------------------------------------------------------------------
@@ -453,14 +448,10 @@ def test_small_metric_nearness_does_not_load_numba():
         "D = np.abs(rng.randn(30, 30)); D = D + D.T; np.fill_diagonal(D, 0)\n"
         "me.MetricNearness().fit(D)\n"
         "me.MetricNearness(divergence='kl').fit(D + 1 - np.eye(30))\n"
-        "print(' '.join(sorted(sys.modules)))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                         text=True, check=True, timeout=600).stdout
-    mods = set(out.split())
+    mods = modules_after(code)
     assert "metric_estimators.metric_nearness" in mods
-    assert "numba" not in mods
-    assert not any(m.startswith("metric_estimators._kernels") for m in mods)
+    assert_no_numba(mods)
 
 
 # ---------------------------------------------------------------------------
@@ -624,11 +615,7 @@ def test_small_correlation_clustering_does_not_load_numba():
         "rng = np.random.RandomState(0)\n"
         "A = np.sign(rng.randn(30, 30)); A = np.triu(A, 1); A = A + A.T\n"
         "me.CorrelationClustering(random_state=0).fit(A)\n"
-        "print(' '.join(sorted(sys.modules)))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                         text=True, check=True, timeout=600).stdout
-    mods = set(out.split())
+    mods = modules_after(code)
     assert "metric_estimators.correlation_clustering" in mods
-    assert "numba" not in mods
-    assert not any(m.startswith("metric_estimators._kernels") for m in mods)
+    assert_no_numba(mods)

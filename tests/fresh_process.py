@@ -1,0 +1,18 @@
+"""Run code in a fresh interpreter and see which modules it loaded."""
+
+import subprocess
+import sys
+
+
+def modules_after(code, timeout=600):
+    """The names in ``sys.modules`` of a fresh process once ``code`` has run."""
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys\nprint(' '.join(sorted(sys.modules)))"],
+        capture_output=True, text=True, check=True, timeout=timeout).stdout
+    return set(out.split())
+
+
+def assert_no_numba(mods):
+    """Neither numba nor any of our kernel modules is among ``mods``."""
+    assert "numba" not in mods
+    assert not any(m.startswith("metric_estimators._kernels") for m in mods)
