@@ -138,19 +138,23 @@ class WeightedCorrelationLP:
 
         Triangles (or cycles) and pairs; returns ``(dual_x, dual_f)``.
         """
+        dual_x = self.z_above - self.z_below + self._cycle_combination()
+        return dual_x, -(self.z_above + self.z_below)
+
+    def _cycle_combination(self):
+        """``A^T z`` of the triangle (or cycle) rows alone, on x."""
         m = self.x.size
         act = self.active
-        dual_x = self.z_above - self.z_below
-        if len(act) and act.triangles:
-            dual_x = (dual_x + np.bincount(act.edge, act.z, minlength=m)
-                      - np.bincount(act.path[0::2], act.z, minlength=m)
-                      - np.bincount(act.path[1::2], act.z, minlength=m))
-        elif len(act):
-            # cycle constraints with paths of any length (sparse graphs)
-            zp = np.repeat(act.z, np.diff(act.ptr))
-            dual_x = (dual_x + np.bincount(act.edge, act.z, minlength=m)
-                      - np.bincount(act.path, zp, minlength=m))
-        return dual_x, -(self.z_above + self.z_below)
+        if not len(act):
+            return np.zeros(m)
+        if act.triangles:
+            return (np.bincount(act.edge, act.z, minlength=m)
+                    - np.bincount(act.path[0::2], act.z, minlength=m)
+                    - np.bincount(act.path[1::2], act.z, minlength=m))
+        # cycle constraints with paths of any length (sparse graphs)
+        zp = np.repeat(act.z, np.diff(act.ptr))
+        return (np.bincount(act.edge, act.z, minlength=m)
+                - np.bincount(act.path, zp, minlength=m))
 
     def dual_gap(self):
         """Return ``(P, g)``: the QP value at ``(x, f)`` and the dual value.
@@ -182,11 +186,50 @@ class WeightedCorrelationLP:
     def lp_lower_bound(self):
         """Weak-duality lower bound on the LP optimum from the duals.
 
+        The larger of two Lagrangian bounds, each maximised over a scale
+        ``t`` of the duals in [0, 4] (:func:`scipy.optimize.minimize_scalar`),
+        and each computed from the duals themselves, so that it holds
+        whatever the accuracy of the solve:
+
+        * over ``(x, f)``, every constraint priced (:meth:`_pair_form_bound`);
+        * over ``x`` alone (:meth:`_edge_form_bound`), the cycle rows priced
+          and ``|x - d|`` taken exactly on the box: the tighter of the two
+          wherever the pair duals are far from the LP's (a stopped or
+          weakly regularised solve).
+        """
+        return max(self._pair_form_bound(), self._edge_form_bound())
+
+    @staticmethod
+    def _best_scale(bound):
+        r = minimize_scalar(lambda t: -bound(t), bounds=(0.0, 4.0),
+                            method="bounded", options={"xatol": 1e-10})
+        return float(max(bound(0.0), bound(1.0), -r.fun))
+
+    def _edge_form_bound(self):
+        """The Lagrangian bound of the LP over ``x`` with the cycle duals.
+
+        On the box ``0 <= x <= 1``, which holds an LP optimum, the objective
+        is linear: ``sum_e w_e |x_e - d_e| = k + c^T x`` with ``c_e = w_e``
+        where ``d_e = 0``, ``-w_e`` where ``d_e = 1`` and ``k = sum_{d_e = 1}
+        w_e``.  For duals ``y >= 0`` of the rows ``A x <= 0``, weak duality
+        gives ``LP >= k + sum_e min(0, c_e + (A^T y)_e)`` (the minimum of a
+        linear function over the box); here ``y = t z / gamma``.
+        """
+        c = np.where(self.d > 0.5, -self.w, self.w)
+        k = float(np.sum(self.w[self.d > 0.5]))
+        g = self._cycle_combination() / self.gamma
+
+        def bound(t):
+            return k + float(np.minimum(c + t * g, 0.0).sum())
+
+        return self._best_scale(bound)
+
+    def _pair_form_bound(self):
+        """The Lagrangian bound over ``(x, f)`` with every dual.
+
         With ``y = t z / gamma`` (any ``t >= 0``) and the box ``0 <= x, f <=
         1``, which holds an LP optimum, the LP value is at least ``-t h^T z /
-        gamma + sum_i min(0, (c + t G^T z / gamma)_i)``; maximised over ``t``
-        in [0, 4].  ``G^T z`` is computed from the duals themselves, so the
-        bound holds whatever the accuracy of the solve.
+        gamma + sum_i min(0, (c + t G^T z / gamma)_i)``.
         """
         dual_x, dual_f = self._dual_combination()
         fp = self.fpos
@@ -200,9 +243,7 @@ class WeightedCorrelationLP:
                     + np.minimum(t * dual_x / gam, 0).sum()
                     + np.minimum(w + t * dual_f / gam, 0).sum())
 
-        r = minimize_scalar(lambda t: -bound(t), bounds=(0.0, 4.0),
-                            method="bounded", options={"xatol": 1e-10})
-        return float(max(bound(0.0), bound(1.0), -r.fun))
+        return self._best_scale(bound)
 
     def rescale_gamma(self, gamma_new):
         """Warm start at ``gamma_new``: every dual times the gamma ratio.
