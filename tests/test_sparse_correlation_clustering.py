@@ -275,3 +275,91 @@ def test_closure_on_edges_matches_scipy_dijkstra(n, m, seed):
     pos = np.searchsorted(src, rows)
     expected = np.minimum(length, D[pos, cols])
     np.testing.assert_allclose(y, expected, rtol=0, atol=1e-12)
+
+
+def _lagrangian_by_linprog(a, edge, ptr, path, y):
+    """``min over the box of sum_e w_e |x_e - d_e| + y^T (A x)``, by scipy's LP solver.
+
+    An independent evaluation of the Lagrangian (no closed form): the
+    objective ``|x - d|`` is written with the split ``x = d + p - q``.
+    """
+    from scipy.optimize import linprog
+
+    m = a.size
+    w, d = np.abs(a), (a <= 0).astype(float)
+    rows = np.concatenate((np.arange(edge.size),
+                           np.repeat(np.arange(edge.size), np.diff(ptr))))
+    cols = np.concatenate((edge, path))
+    vals = np.concatenate((np.ones(edge.size), -np.ones(path.size)))
+    At = sparse.csr_matrix((vals, (rows, cols)), shape=(edge.size, m))
+    g = At.T @ y
+    # variables (x, s): minimise w^T s + g^T x, s >= x - d, s >= d - x, 0 <= x <= 1
+    c = np.concatenate((g, w))
+    eye = sparse.eye(m)
+    A_ub = sparse.vstack((sparse.hstack((eye, -eye)), sparse.hstack((-eye, -eye))))
+    b_ub = np.concatenate((d, -d))
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub,
+                  bounds=[(0, 1)] * m + [(0, None)] * m, method="highs")
+    return res.fun
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_edge_form_bound_is_a_lagrangian_bound(seed, cp):
+    """The bound over x alone: below the LP for random duals, and at least
+    the Lagrangian at the unscaled duals (evaluated by an LP solver)."""
+    from metric_estimators._problems.correlation_clustering import (
+        WeightedCorrelationLP,
+    )
+    from metric_estimators._problems.sparse_correlation_clustering import (
+        SparseSignedGraph,
+    )
+    from metric_estimators.solvers.active_sets import CycleConstraints
+    from metric_estimators.solvers.oracles import SparseShortestPathOracle
+
+    A, _ = random_graph(14, seed, weights="lognormal", k=2, noise=0.25)
+    ref = cvxpy_complete_lp(cp, A)
+    g = SparseSignedGraph(A)
+    problem = WeightedCorrelationLP(g.a, 10.0, CycleConstraints)
+    oracle = SparseShortestPathOracle(g.n, g.rows, g.cols, search="bounded")
+    ce, ptr, path, _ = oracle(problem.x, 0.0)
+    assert ce.size > 0
+    problem.active.add(ce, ptr, path)
+    act = problem.active
+    rng = np.random.default_rng(seed)
+    for scale in (0.01, 1.0, 30.0):
+        act.z[:] = scale * rng.exponential(size=len(act))
+        bound = problem._edge_form_bound()
+        assert bound <= ref * (1 + 1e-9)
+        assert problem.lp_lower_bound() >= bound
+        y = act.z / problem.gamma
+        direct = _lagrangian_by_linprog(g.a, act.edge, act.ptr,
+                                        act.path.astype(np.int64), y)
+        assert bound >= direct - 1e-7 * (1 + abs(direct))
+
+
+def test_sparse_bound_is_tight_at_convergence(cp):
+    """At a converged fit the certified bound is within 1 % of the exact LP."""
+    A, _ = random_graph(15, 4, weights="lognormal")
+    ref = cvxpy_complete_lp(cp, A)
+    cc = CorrelationClustering(gamma=10.0, tol=1e-4, gap_tol=1e-5,
+                               max_iter=5000, random_state=0).fit(A)
+    assert cc.converged_
+    assert ref * (1 - 1e-2) <= cc.lower_bound_ <= ref * (1 + 1e-9)
+
+
+def test_sparse_rounding_polishes_every_trial():
+    """Every trial is polished: never worse than polishing the cheapest pivot."""
+    from metric_estimators._problems.cc_local_search import local_search
+
+    A, _ = random_graph(60, 5, density=0.12, k=6, noise=0.2)
+    cc = CorrelationClustering(random_state=0, n_rounding_trials=8).fit(A)
+    rng = np.random.RandomState(0)
+    pivots = [pivot_rounding(cc.lp_solution_, rng, "threshold")
+              for _ in range(8)]
+    costs = [correlation_clustering_cost(A, lab) for lab in pivots]
+    assert cc.pivot_cost_ == pytest.approx(min(costs), rel=1e-12)
+    polished = [correlation_clustering_cost(A, local_search(A, lab, 100)[0])
+                for lab in pivots]
+    assert cc.cost_ == pytest.approx(min(min(polished), min(costs)), rel=1e-12)
+    assert cc.cost_ <= correlation_clustering_cost(
+        A, local_search(A, pivots[int(np.argmin(costs))], 100)[0]) + 1e-12
