@@ -2,6 +2,7 @@
 
     python benchmarks/cc_memory.py planted 2000
     python benchmarks/cc_memory.py power --data-dir ../shared/data
+    python benchmarks/cc_memory.py collab 11000
     python benchmarks/cc_memory.py --report
 
 One fit per process (run it under the benchmark lock): a warm-up fit on a
@@ -14,7 +15,9 @@ counts), the LP objective and bound (which a change of storage must not
 move), and the largest memory the active set held (its ``active_bytes``
 history).  Instances: ``planted`` = the planted-partition graph of
 ``benchmarks/workers/correlation_clustering.py`` (gamma 10), ``power`` =
-Wang et al.'s power-grid instance (gamma 1).  ``CorrelationClustering(gamma,
+Wang et al.'s power-grid instance (gamma 1), ``collab`` = Wang et al.'s
+construction on ``cc_instances.collab_like(n, seed=0)``, a synthetic
+power-law collaboration-like graph (gamma 1).  ``CorrelationClustering(gamma,
 tol=1e-2, random_state=0, max_iter=1000)``.  Rows merge into
 ``benchmarks/results/cc_memory.json`` keyed by (instance, n, label);
 ``--report`` re-renders ``cc_memory.md``.  Needs networkx.
@@ -27,6 +30,8 @@ import sys
 import time
 import warnings
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -55,11 +60,17 @@ def measure(kind, n, data_dir=None):
         path = None if data_dir is None else str(Path(data_dir) / "power.mat")
         A = wang_instance(load_power_grid(path))
         gamma = 1.0
+    elif kind == "collab":
+        from benchmarks.cc_instances import collab_like, wang_instance
+
+        A = wang_instance(collab_like(n, seed=0))
+        gamma = 1.0
     else:
         A, _, _ = graph("planted", n, 0)
         gamma = 10.0
     n = A.shape[0]
     pairs = n * (n - 1) // 2
+    positive = int(np.count_nonzero(A > 0)) // 2  # zero diagonal
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")  # reset VmHWM to the current RSS
     before = _status_kb("VmRSS:")
@@ -81,6 +92,7 @@ def measure(kind, n, data_dir=None):
         active_set_bytes_per_pair=round(
             max(est.history_["active_bytes"]) / pairs, 1),
         n_active=int(est.n_active_), n_iter=int(est.n_iter_),
+        converged=bool(est.converged_), positive_pairs=positive,
         lp_objective=float(est.lp_objective_),
         lower_bound=float(est.lower_bound_), cost=float(est.cost_),
         loadavg=open("/proc/loadavg").read().split()[:3],
@@ -90,10 +102,10 @@ def measure(kind, n, data_dir=None):
 def render(rows):
     head = ("| instance | n | label | fit adds (B/pair) | process peak (B/pair) "
             "| process peak (MB) | active set max (B/pair) | triangles kept "
-            "| LP objective | lower bound | fit (s) | load | date |")
+            "| LP objective | lower bound | converged | fit (s) | load | date |")
     lines = ["# Bytes per node pair of dense correlation clustering", "",
              __doc__.split("\n\n", 2)[2].strip(), "", head,
-             "|" + "---|" * 13]
+             "|" + "---|" * 14]
     for r in sorted(rows, key=lambda r: (r["instance"], r["n"], r["label"])):
         lines.append(
             f"| {r['instance']} | {r['n']} | {r['label']} | "
@@ -101,13 +113,14 @@ def render(rows):
             f"{r['process_bytes_per_pair']:.0f} | {r['process_peak_mb']:.0f} | "
             f"{r['active_set_bytes_per_pair']:.0f} | {r['n_active']} | "
             f"{r['lp_objective']!r} | {r['lower_bound']:.6f} | "
+            f"{r.get('converged', '-')} | "
             f"{r['fit_time']:.1f} | {r['loadavg'][0]} | {r['date']} |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("instance", nargs="?", choices=["planted", "power"])
+    p.add_argument("instance", nargs="?", choices=["planted", "power", "collab"])
     p.add_argument("n", nargs="?", type=int, default=0)
     p.add_argument("--label", default="default")
     p.add_argument("--data-dir", default=None)
