@@ -374,7 +374,8 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
                                 else "paths")),
             min_passes=self.max_passes)
         converged = results[-1].converged and len(results) == len(stages)
-        lower = problem.lp_lower_bound() * w_scale
+        report.phase("certified lower bound (duals refined by L-BFGS-B)")
+        lower = problem.lp_lower_bound(refine=True) * w_scale
         n_calls = sum(r.n_iter for r in results)
         if converged:
             x = np.clip(problem.x, 0.0, 1.0)
