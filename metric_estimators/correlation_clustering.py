@@ -221,7 +221,11 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         A lower bound on the LP optimum (hence on the best clustering's cost)
         from the Hildreth duals by weak LP duality (box ``0 <= x, f <= 1``),
         maximised over a scaling of the duals; valid whether or not the run
-        converged.
+        converged.  For a sparse ``A`` the cycle duals are then refined by
+        L-BFGS-B on the smoothed Lagrangian
+        (:func:`~metric_estimators.solvers.dual_bounds.refine_box_duals`),
+        towards the LP restricted to the active cycles; only the exact
+        Lagrangian at the multipliers found is reported.
     relative_gap_ : float
         Relative primal-dual gap of the regularised problem at the last
         check (``nan`` if the constraints never got within ``10 tol``).
