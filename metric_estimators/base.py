@@ -199,6 +199,33 @@ class DocLinkMixin:
         return {"estimator_name": type(self).__name__}
 
 
+class DaskClientMixin:
+    """An estimator whose ``client`` parameter is a live Dask connection.
+
+    ``clone`` shares the client (a connection cannot be deep-copied) and
+    pickling drops it (``None``): it is a resource of the fit, not a
+    parameter of the result.
+    """
+
+    def __sklearn_clone__(self):
+        """Clone, sharing ``client`` (a live ``distributed.Client`` cannot be deep-copied)."""
+        client = self.client
+        self.client = None
+        try:
+            new = super().__sklearn_clone__()
+        finally:
+            self.client = client
+        new.client = client
+        return new
+
+    def __getstate__(self):
+        """Pickle without ``client`` (a connection, not a parameter of the result)."""
+        state = super().__getstate__()
+        if state.get("client") is not None:
+            state = {**state, "client": None}
+        return state
+
+
 class BaseMetricLearner(DocLinkMixin, BaseEstimator):
     """Base class of every metric learner: the ``preprocessor`` and the pair face.
 

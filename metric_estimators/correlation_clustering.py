@@ -17,7 +17,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._problems.cc_local_search import local_search
 from ._problems.correlation_clustering import (
@@ -40,7 +40,7 @@ from ._validation import (
     check_symmetric_matrix,
     power_of_two_scale,
 )
-from .base import DocLinkMixin
+from .base import DaskClientMixin, DocLinkMixin
 from .solvers import numpy_kernels as npk
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
@@ -87,7 +87,8 @@ def correlation_clustering_cost(A, labels):
     return dense_clustering_cost(A, labels)
 
 
-class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
+class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
+                            BaseEstimator):
     """Weighted correlation clustering by an LP relaxation and pivot rounding.
 
     The graph is signed: ``A_ij > 0`` is the weight of an edge asking ``i``
@@ -198,6 +199,14 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         ``10 tol``), which search ran (short / dense triangles; sparse
         input: ``capped`` / ``paths``, the shortest-path oracle with or
         without its cap), time.
+    client : distributed.Client or None, default=None
+        Sparse ``A`` only (ignored for dense input): run the shortest-path
+        oracle's searches on this Dask cluster -- the graph is scattered to
+        the workers once, each oracle call searches per block of sources
+        there and merges the violated cycles here, so the LP solution is
+        bit for bit the in-process one (``docs/dask.rst``).  The closure of
+        a stopped fit, the rounding and the local search run in this
+        process.  ``clone`` shares the client; pickling drops it.
 
     Attributes
     ----------
@@ -256,13 +265,14 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         "max_local_sweeps": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "client": [None, HasMethods(["scatter", "submit", "gather"])],
     }
 
     def __init__(self, gamma=10.0, tol=1e-3, gap_tol=1e-4, max_iter=500,
                  max_passes=50,
                  rounding="threshold", n_rounding_trials=20,
                  local_search=True, max_local_sweeps=100,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, client=None):
         self.gamma = gamma
         self.tol = tol
         self.gap_tol = gap_tol
@@ -274,6 +284,7 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
         self.max_local_sweeps = max_local_sweeps
         self.random_state = random_state
         self.verbose = verbose
+        self.client = client
 
     def fit(self, A, y=None):
         """Solve the LP relaxation for the signed graph ``A`` and round it.
@@ -360,6 +371,7 @@ class CorrelationClustering(DocLinkMixin, ClusterMixin, BaseEstimator):
                                         CycleConstraints)
         # small graphs: the searches in Python (the same bits, nothing to compile)
         oracle = SparseShortestPathOracle(n, graph.rows, graph.cols,
+                                          client=self.client,
                                           search="bounded", cap=SEARCH_CAP,
                                           growth=SEARCH_GROWTH,
                                           switch=SEARCH_SWITCH,

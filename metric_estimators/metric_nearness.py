@@ -25,7 +25,7 @@ from ._validation import (
     check_symmetric_matrix,
     power_of_two_scale,
 )
-from .base import DocLinkMixin
+from .base import DaskClientMixin, DocLinkMixin
 from .solvers import numpy_kernels as npk
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
@@ -58,7 +58,7 @@ _SIMILARITY_HINT = (
 )
 
 
-class MetricNearness(DocLinkMixin, BaseEstimator):
+class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
     """Nearest metric to a dissimilarity matrix (weighted squared L2, or KL).
 
     Solves ::
@@ -398,24 +398,6 @@ class MetricNearness(DocLinkMixin, BaseEstimator):
     def fit_transform(self, D, y=None, sample_weight=None):
         """Fit and return ``metric_``."""
         return self.fit(D, y, sample_weight=sample_weight).metric_
-
-    def __sklearn_clone__(self):
-        """Clone, sharing ``client`` (a live ``distributed.Client`` cannot be deep-copied)."""
-        client = self.client
-        self.client = None
-        try:
-            new = super().__sklearn_clone__()
-        finally:
-            self.client = client
-        new.client = client
-        return new
-
-    def __getstate__(self):
-        """Pickle without ``client`` (a connection, not a parameter of the result)."""
-        state = super().__getstate__()
-        if state.get("client") is not None:
-            state = {**state, "client": None}
-        return state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -190,3 +190,44 @@ def test_dask_executor_with_a_synchronous_client():
         m2 = MetricNearness(tol=1e-4, max_iter=5, client=_SyncClient(3)).fit(D)
     np.testing.assert_array_equal(m1.metric_.data, m2.metric_.data)
     assert m1.n_iter_ == m2.n_iter_
+
+
+def _signed(n, seed):
+    """A sparse signed planted-partition graph (4 groups, 15 % sign noise)."""
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, 4, n)
+    rows, cols, _ = _graph(n, 6, seed)
+    sign = np.where(g[rows] == g[cols], 1.0, -1.0)
+    sign[rng.random(sign.size) < 0.15] *= -1
+    a = sign * rng.lognormal(0.0, 1.0, sign.size)
+    return sparse.coo_matrix((np.concatenate((a, a)),
+                              (np.concatenate((rows, cols)),
+                               np.concatenate((cols, rows)))),
+                             shape=(n, n)).tocsr()
+
+
+@pytest.mark.parametrize("n", [120, 600])
+def test_sparse_correlation_clustering_with_a_client_equals_in_process(n):
+    """The sparse CC fit through the Dask executor (a synchronous client that
+    pickles every value, so no cluster starts): the same LP, bound and labels.
+    600 nodes: the numba searches; 120: the Python ones of small graphs."""
+    import pickle
+    import warnings
+
+    from metric_estimators import CorrelationClustering
+
+    A = _signed(n, 3)
+    kw = dict(max_iter=15, random_state=0, n_rounding_trials=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = CorrelationClustering(**kw).fit(A)
+        b = CorrelationClustering(client=_SyncClient(2), **kw).fit(A)
+    assert a.n_iter_ == b.n_iter_ and a.n_active_ == b.n_active_ > 0
+    np.testing.assert_array_equal(a.lp_solution_.data, b.lp_solution_.data)
+    assert a.lower_bound_ == b.lower_bound_
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert b.lower_bound_ <= b.cost_
+    # pickling drops the client, keeps the result
+    back = pickle.loads(pickle.dumps(b))
+    assert back.client is None
+    np.testing.assert_array_equal(back.labels_, b.labels_)
