@@ -1,6 +1,7 @@
 """Sparse MetricNearness: the shortest-path oracle in-process and on 1 / 2 Dask workers.
 
     python benchmarks/bench_dask_oracle.py --graphs ring-4000-10 --impls in_process dask-1 dask-2
+    python benchmarks/bench_dask_oracle.py --graphs signed-100000 --tol 1e-2 --impls in_process dask-1 dask-2
     python benchmarks/bench_dask_oracle.py --report
 
 One fresh process per (graph, implementation), ``benchmarks/workers/dask_oracle.py``
@@ -25,6 +26,10 @@ NOTES = (
     "thread per worker, warmed by a tiny fit before the timed one (cluster start + warm-up "
     "in `cluster (s)`). `in_process` runs with the library's default threads. Equal "
     "`solution sha256` = the same solution bit for bit.",
+    "Graph `signed-<n>`: sparse correlation clustering's oracle alone on the signed "
+    "planted graph of the correlation-clustering benchmark: its first (capped) call, "
+    "`oracle calls` times, each with a fresh oracle; `fit (s)` is their sum and the "
+    "sha256 hashes the constraints returned (see the worker's docstring).",
     "The machine has 2 cores shared with other jobs (see `load 1m`): the speed-up of 2 "
     "workers over 1 is bounded by the cores actually free.",
 )

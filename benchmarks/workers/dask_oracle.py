@@ -1,7 +1,17 @@
 """Sparse MetricNearness with the shortest-path oracle in-process or on a Dask LocalCluster.
 
-Job: ``{"dataset": "ring-<n>-<degree>", "impl": "in_process" | "dask-<k>",
-"params": {"max_iter": t, "tol": tol, "seed": s}}``.
+Job: ``{"dataset": "ring-<n>-<degree>" | "signed-<n>", "impl": "in_process" |
+"dask-<k>", "params": {"max_iter": t, "tol": tol, "seed": s}}``.
+
+``signed-<n>``: sparse correlation clustering's oracle alone, on the signed
+planted graph of the correlation-clustering benchmark
+(``benchmarks/workers/correlation_clustering.py:signed_planted``): the
+estimator's first oracle call (bounded searches capped at its first cap,
+lengths ``x = d``, threshold ``tol``), repeated ``max_iter`` times after an
+untimed call on a 600-node graph that loads the kernel in every process; the
+"solution" hashed is the constraints it returns.  A whole fit is not timed
+(at 10^5 nodes it does not finish within the hour); the first calls are the
+capped ones that dominate a fit's early phase.
 
 The graph: a ring over ``n`` nodes plus ``n (degree - 2) / 2`` random chords
 (seeded), lengths ``Exp(1)^2`` (far from a metric: many violated cycles).
@@ -60,6 +70,8 @@ def run(job: dict) -> dict:
     from metric_estimators import MetricNearness
     from metric_estimators.solvers.oracles import SparseShortestPathOracle
 
+    if job["dataset"].startswith("signed-"):
+        return run_signed(job)
     _, n, degree = job["dataset"].split("-")
     n, degree = int(n), int(degree)
     p = job["params"]
@@ -107,6 +119,82 @@ def run(job: dict) -> dict:
                    active_bytes_peak=int(max(h["active_bytes"])),
                    solution_sha256=hashlib.sha256(
                        np.ascontiguousarray(est.metric_.data).tobytes()).hexdigest()[:16])
+    finally:
+        if client is not None:
+            client.close()
+            cluster.close()
+    out["peak_rss_gb"] = _protocol.peak_rss_mb() / 1024.0
+    return out
+
+
+def _cluster(impl):
+    """``(client, cluster, start-up seconds)`` for ``dask-<k>``, warmed on a tiny graph."""
+    import warnings
+
+    import distributed
+
+    from metric_estimators import MetricNearness
+
+    os.environ.update(THREAD_ENV)
+    t0 = time.perf_counter()
+    cluster = distributed.LocalCluster(n_workers=int(impl.split("-")[1]),
+                                       threads_per_worker=1, processes=True,
+                                       dashboard_address=None,
+                                       silence_logs=logging.ERROR)
+    client = distributed.Client(cluster)
+    small, *_ = make_graph(300, 4, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        MetricNearness(max_iter=1, client=client).fit(small)
+    return client, cluster, time.perf_counter() - t0
+
+
+def run_signed(job: dict) -> dict:
+    """Correlation clustering's sparse oracle: its first call, ``max_iter`` times."""
+    import numpy as np
+
+    from benchmarks.workers.correlation_clustering import signed_planted
+    from metric_estimators import correlation_clustering as cc
+    from metric_estimators._problems.sparse_correlation_clustering import (
+        SparseSignedGraph,
+    )
+    from metric_estimators.solvers.oracles import SparseShortestPathOracle
+
+    n = int(job["dataset"].split("-")[1])
+    p = job["params"]
+    A, _ = signed_planted(n, int(p.get("seed", 0)))
+    g = SparseSignedGraph(A)
+    x = (g.a <= 0).astype(np.float64)
+    impl = job["impl"]
+    client = cluster = None
+    out = {"n": n, "n_edges": int(g.a.size)}
+    if impl.startswith("dask-"):
+        client, cluster, out["cluster_start_s"] = _cluster(impl)
+    try:
+        # untimed: load the bounded-search kernel here or on every worker
+        w = SparseSignedGraph(signed_planted(600, 1)[0])
+        SparseShortestPathOracle(600, w.rows, w.cols, client=client, search="bounded",
+                                 cap=cc.SEARCH_CAP)((w.a <= 0).astype(np.float64), 0.01)
+        times = []
+        digest = hashlib.sha256()
+        for _ in range(int(p.get("max_iter", 3))):
+            # a fresh oracle per call: every call is the estimator's first
+            oracle = SparseShortestPathOracle(n, g.rows, g.cols, client=client,
+                                              search="bounded", cap=cc.SEARCH_CAP,
+                                              growth=cc.SEARCH_GROWTH,
+                                              switch=cc.SEARCH_SWITCH)
+            t0 = time.perf_counter()
+            ce, ptr, path, maxv = oracle(x, float(p.get("tol", 1e-2)))
+            times.append(time.perf_counter() - t0)
+            digest.update(ce.tobytes() + ptr.tobytes() + path.tobytes())
+        out.update(first_call_constraints=int(ce.size),
+                   first_call_bytes_returned=int(ce.nbytes + ptr.nbytes + path.nbytes),
+                   graph_bytes=int(oracle.graph.nbytes),
+                   lengths_bytes_per_worker=int(x.nbytes),
+                   n_iter=len(times), fit_time=float(np.sum(times)),
+                   oracle_time_mean=float(np.mean(times)),
+                   oracle_time=[float(t) for t in times], oracle_share=1.0,
+                   solution_sha256=digest.hexdigest()[:16])
     finally:
         if client is not None:
             client.close()
