@@ -19,7 +19,11 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ._problems.cc_local_search import local_search
+from ._problems.cc_local_search import (
+    local_search,
+    local_search_from_singletons,
+    recombine,
+)
 from ._problems.correlation_clustering import (
     WeightedCorrelationLP,
     dense_clustering_cost,
@@ -44,6 +48,7 @@ from .base import DaskClientMixin, DocLinkMixin
 from .solvers import numpy_kernels as npk
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
+from .solvers.certificates import CertificateStop
 from .solvers.continuation import gamma_stages, solve_continuation
 from .solvers.oracles import ShortEdgeTriangleOracle, SparseShortestPathOracle
 
@@ -59,6 +64,10 @@ CC_COLUMNS = TABLE_COLUMNS + (Column("Gamma", ".3g"), Column("RelGap", ".2e"),
 SEARCH_CAP = 256
 SEARCH_GROWTH = 4
 SEARCH_SWITCH = 0.02
+
+#: local optima found without the LP (local search from singletons, nodes in
+#: random orders) added to the first rounding of a sparse graph
+N_LP_FREE_STARTS = 4
 
 __all__ = ["CorrelationClustering", "correlation_clustering_cost",
            "pivot_rounding"]
@@ -150,9 +159,13 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
     merges of clusters joined by a positive total weight, until neither
     helps (:func:`~metric_estimators._problems.cc_local_search.local_search`),
     which never increases the cost.  On a sparse ``A`` every trial is
-    improved so before the cheapest is kept (a sweep costs ``O(|E|)``; the
-    trial that rounds cheapest is rarely the one that improves best); on a
-    dense one only the cheapest trial is.  On loose LPs (many communities,
+    improved so (a sweep costs ``O(|E|)``; the trial that rounds cheapest is
+    rarely the one that improves best), and the cheapest ones are then
+    recombined: the local search restarted from the common refinement of
+    every pair of the 8 cheapest, for as long as that finds a cheaper
+    clustering (:func:`~metric_estimators._problems.cc_local_search.recombine`;
+    the core groups of Ovelgönne & Geyer-Schulz 2012); on a dense one only
+    the cheapest trial is improved.  On loose LPs (many communities,
     LP values far below the best clustering) pivoting alone can be worse than
     putting every node apart.
 
@@ -177,6 +190,23 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         ``lower_bound_`` stays valid, but an early iterate rounds poorly.
     max_passes : int, default=50
         Maximum number of passes between two oracle calls.
+    certify_tol : float or None, default=None
+        Stop the LP solve as soon as a clustering is *certified* within a
+        factor ``1 + certify_tol`` of the optimum: its cost at most ``1 +
+        certify_tol`` times the lower bound, whether or not the LP has
+        converged.  The solve is then interrupted by checks, each the
+        rounding (with its local search) of the current iterate and the
+        lower bound of ``lower_bound_``: the first once the LP objective
+        has stalled (changed by less than 1 % over 5 oracle calls), the
+        next ones spaced so that they take at most about a quarter of the
+        time (:class:`~metric_estimators.solvers.certificates.CertificateStop`).
+        The cheapest clustering and the largest bound of all checks are
+        kept.  The ratio certifies the clustering against the clustering
+        optimum too (the bound is below it).  ``None``: solve the LP to
+        ``tol`` / ``gap_tol``, then round.  A fit stopped so sets
+        ``certified_`` and does not warn; ``lp_solution_`` is then the
+        metric closure of the iterate, as for a fit stopped by
+        ``max_iter``.
     rounding : {"threshold", "probabilistic"}, default="threshold"
         Threshold pivoting measured far better on our planted-partition
         benchmarks, whose LP solutions are largely half-integral (x = 1/2),
@@ -248,6 +278,12 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
     n_local_sweeps_ : int
         Local-search sweeps run on the kept clustering (0 without local
         search).
+    certified_ : bool
+        Whether the solve stopped on the certificate of ``certify_tol``
+        (``cost_ <= (1 + certify_tol) lower_bound_``); ``converged_`` is
+        then False (the LP itself did not converge).
+    n_certificate_checks_ : int
+        Checks run for ``certify_tol`` (0 if it is None).
     n_iter_, converged_, violation_, n_active_, history_, loss_curve_
         As in :class:`MetricNearness`, over all stages (``loss_curve_`` is the
         LP objective; ``history_["gamma"]`` the stage of each row).
@@ -259,6 +295,8 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         "gap_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_passes": [Interval(numbers.Integral, 1, None, closed="left")],
+        "certify_tol": [None, Interval(numbers.Real, 0, None,
+                                       closed="left")],
         "rounding": [StrOptions({"probabilistic", "threshold"})],
         "n_rounding_trials": [Interval(numbers.Integral, 1, None, closed="left")],
         "local_search": ["boolean"],
@@ -269,7 +307,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
     }
 
     def __init__(self, gamma=10.0, tol=1e-3, gap_tol=1e-4, max_iter=500,
-                 max_passes=50,
+                 max_passes=50, certify_tol=None,
                  rounding="threshold", n_rounding_trials=20,
                  local_search=True, max_local_sweeps=100,
                  random_state=None, verbose=0, client=None):
@@ -278,6 +316,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         self.gap_tol = gap_tol
         self.max_iter = max_iter
         self.max_passes = max_passes
+        self.certify_tol = certify_tol
         self.rounding = rounding
         self.n_rounding_trials = n_rounding_trials
         self.local_search = local_search
@@ -329,33 +368,48 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             return (problem.gamma, problem.rel_gap,
                     "dense" if oracle.n_short_ < 0 else "short")
 
+        rng = check_random_state(self.random_state)
+        rounded = _Rounded()
+
+        def check():
+            self._round(A_in, edge_matrix(np.clip(problem.x, 0.0, 1.0), n,
+                                          numpy=small), rng, rounded)
+            return rounded.pool[0][1], problem.lp_lower_bound() * w_scale
+
+        certificate = self._certificate(check, problem, report)
         report.phase(f"{m} pairs, {int(problem.fpos.sum())} signed, gamma "
                      f"{gamma:.3g}, stages "
                      f"{', '.join(f'{g:.3g}' for g in gamma_stages(gamma))}")
         results, stages = solve_continuation(
             problem, oracle, bregman_project_forget, gamma=gamma, tol=tol,
             gap_tol=float(self.gap_tol), max_iter=self.max_iter,
-            max_passes=self.max_passes, report=report, extra_row=extra_row)
+            max_passes=self.max_passes, report=report, extra_row=extra_row,
+            certificate=certificate)
         res = results[-1]
         oracle = None  # its n x n buffers, before the n x n solution
-        converged = (res.converged and len(results) == len(stages))
+        certified = certificate is not None and certificate.certified_
+        converged = (res.converged and len(results) == len(stages)
+                     and not certified)
         x = np.clip(problem.x, 0.0, 1.0)
-        lower = problem.lp_lower_bound() * w_scale
+        lower = (certificate.best_bound_ if certified
+                 else problem.lp_lower_bound() * w_scale)
+        n_calls = sum(r.n_iter for r in results)
         if converged:
-            report.finish(f"LP converged after {sum(r.n_iter for r in results)}"
-                          f" oracle calls (gamma {problem.gamma:.3g})")
+            report.finish(f"LP converged after {n_calls} oracle calls "
+                          f"(gamma {problem.gamma:.3g})")
         else:
             # never return a non-metric: the shortest-path closure of the
             # clipped iterate is a feasible point, its LP value an upper bound
             x = metric_closure(problem.x, n, numpy=small)
-            report.finish(f"LP stopped after {sum(r.n_iter for r in results)}"
-                          " oracle calls")
+            report.finish(self._stop_message(certificate, n_calls))
         X = edge_matrix(x, n, numpy=small)
         self._store(problem, results, stages, X, x, lower, w_scale, converged,
-                    stacklevel=4)
+                    certificate, stacklevel=4)
         # the per-pair arrays and the active set, before the rounding
         problem = results = res = x = None
-        self.labels_, self.cost_ = self._round(A_in, X)
+        if not certified:
+            self._round(A_in, X, rng, rounded)
+        self._set_rounding(rounded.pool, rounded.pivot_cost)
         self.n_features_in_ = n
         return self
 
@@ -378,6 +432,17 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                                           engine=("python"
                                                   if npk.use_numpy_sparse_cc(n)
                                                   else "numba"))
+        rng = check_random_state(self.random_state)
+        rounded = _Rounded()
+
+        def check():
+            self._round(graph.csr,
+                        graph.edge_matrix(np.clip(problem.x, 0.0, 1.0)), rng,
+                        rounded)
+            return (rounded.pool[0][1],
+                    problem.lp_lower_bound(refine=True) * w_scale)
+
+        certificate = self._certificate(check, problem, report)
         report.phase(f"sparse graph: {n} nodes, {m} edges, gamma "
                      f"{gamma:.3g}, stages "
                      f"{', '.join(f'{g:.3g}' for g in gamma_stages(gamma))}")
@@ -388,11 +453,18 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             extra_row=lambda: (problem.gamma, problem.rel_gap,
                                (f"c{oracle.cap_}" if oracle.last_capped_
                                 else "paths")),
-            min_passes=self.max_passes)
-        converged = results[-1].converged and len(results) == len(stages)
-        report.phase("certified lower bound (duals refined by L-BFGS-B)")
-        lower = problem.lp_lower_bound(refine=True) * w_scale
+            min_passes=self.max_passes, certificate=certificate)
+        certified = certificate is not None and certificate.certified_
+        converged = (results[-1].converged and len(results) == len(stages)
+                     and not certified)
         n_calls = sum(r.n_iter for r in results)
+        if certified:
+            lower = certificate.best_bound_
+        else:
+            report.phase("certified lower bound (duals refined by L-BFGS-B)")
+            lower = problem.lp_lower_bound(refine=True) * w_scale
+            if certificate is not None:
+                lower = max(lower, certificate.best_bound_)
         if converged:
             x = np.clip(problem.x, 0.0, 1.0)
             report.finish(f"LP converged after {n_calls} oracle calls "
@@ -403,19 +475,44 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             report.phase("not converged: the closure of the iterate on the "
                          "edges (one shortest-path search per node)")
             x = closure_on_edges(problem.x, oracle)
-            report.finish(f"LP stopped after {n_calls} oracle calls")
+            report.finish(self._stop_message(certificate, n_calls))
         self._store(problem, results, stages, graph.edge_matrix(x), x, lower,
-                    w_scale, converged, stacklevel=5)
-        self.labels_, self.cost_ = self._round(graph.csr, self.lp_solution_)
+                    w_scale, converged, certificate, stacklevel=5)
+        if not certified:
+            self._round(graph.csr, self.lp_solution_, rng, rounded)
+        self._set_rounding(rounded.pool, rounded.pivot_cost)
         self.n_features_in_ = n
         return self
 
+    def _certificate(self, check, problem, report):
+        """The certificate checks of ``certify_tol`` (None if not set)."""
+        if self.certify_tol is None:
+            return None
+        return CertificateStop(check, problem.lp_objective,
+                               float(self.certify_tol), report=report)
+
+    @staticmethod
+    def _stop_message(certificate, n_calls):
+        if certificate is not None and certificate.certified_:
+            return (f"LP stopped after {n_calls} oracle calls: clustering "
+                    f"certified within {1.0 + certificate.tol:.4g} of the "
+                    f"lower bound")
+        return f"LP stopped after {n_calls} oracle calls"
+
     def _store(self, problem, results, stages, X, x, lower, w_scale,
-               converged, stacklevel):
-        """Set the LP's fitted attributes (and warn if it did not converge)."""
+               converged, certificate, stacklevel):
+        """Set the LP's fitted attributes (and warn if it did not converge).
+
+        A fit stopped on the certificate (``certify_tol``) did what was
+        asked: no warning.
+        """
         res = results[-1]
         lp = problem.lp_objective(x) * w_scale
-        if not converged:
+        certified = certificate is not None and certificate.certified_
+        self.certified_ = certified
+        self.n_certificate_checks_ = (0 if certificate is None
+                                      else certificate.n_checks_)
+        if not converged and not certified:
             convergence_warning(
                 self, max_iter=self.max_iter, unit="oracle calls",
                 tol=float(self.tol),
@@ -440,32 +537,57 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                                   for _ in r.history["objective"]]
         self.loss_curve_ = np.asarray(self.history_["objective"]) * w_scale
 
-    def _round(self, A, X):
-        rng = check_random_state(self.random_state)
+    def _round(self, A, X, rng, rounded):
+        """Round ``X`` ``n_rounding_trials`` times into ``rounded`` (a :class:`_Rounded`).
+
+        ``rounded.pool`` holds ``(labels, cost, sweeps)``, cheapest first:
+        the clusterings of earlier checks, merged in.  A sparse graph
+        polishes every trial (a sweep is ``O(|E|)``: the pivot that rounds
+        cheapest is rarely the one that polishes best), adds, the first
+        time, :data:`N_LP_FREE_STARTS` local optima found without the LP
+        (:func:`~metric_estimators._problems.cc_local_search.local_search_from_singletons`)
+        and recombines the cheapest ones
+        (:func:`~metric_estimators._problems.cc_local_search.recombine`);
+        a dense one polishes the cheapest trial only (a sweep is
+        ``O(n^2)``).
+        """
         n = X.shape[0]
-        # a sparse graph polishes every trial (a sweep is O(|E|)): the pivot
-        # that rounds cheapest is rarely the one that polishes best; a dense
-        # one polishes the cheapest trial only (a sweep is O(n^2))
+        if n == 0:
+            rounded.update([(np.empty(0, dtype=np.int64), 0.0, 0)], 0.0)
+            return
         polish = self.local_search and n > 1
         each = polish and sparse.issparse(A)
-        best, best_cost, pivot_cost, sweeps = None, np.inf, np.inf, 0
+        trials, pivot_cost = [], np.inf
         for _ in range(self.n_rounding_trials):
             labels = pivot_rounding(X, rng, self.rounding)
             cost = correlation_clustering_cost(A, labels)
             pivot_cost = min(pivot_cost, cost)
-            run = 0
-            if each:
-                labels, cost, run = self._polish(A, labels, cost)
-            if cost < best_cost:
-                best, best_cost, sweeps = labels, cost, run
-        if n == 0:
-            best = np.empty(0, dtype=np.int64)
-            best_cost = pivot_cost = 0.0
-        if polish and not each:
-            best, best_cost, sweeps = self._polish(A, best, best_cost)
-        self.pivot_cost_ = pivot_cost
-        self.n_local_sweeps_ = sweeps
-        return best, best_cost
+            trials.append(self._polish(A, labels, cost) if each
+                          else (labels, cost, 0))
+        if each:
+            if not rounded.pool:
+                for _ in range(N_LP_FREE_STARTS):
+                    labels, sweeps = local_search_from_singletons(
+                        A, self.max_local_sweeps, rng)
+                    trials.append((labels, correlation_clustering_cost(
+                        A, labels), sweeps))
+            pool = recombine(A, rounded.pool + trials,
+                             correlation_clustering_cost,
+                             self.max_local_sweeps, crossed=rounded.crossed)
+        else:
+            best = min(trials, key=lambda t: t[1])
+            if polish:
+                best = self._polish(A, best[0], best[1])
+            pool = sorted([best, *rounded.pool], key=lambda t: t[1])[:1]
+        rounded.update(pool, pivot_cost)
+
+    def _set_rounding(self, pool, pivot_cost):
+        """Store the cheapest clustering of ``pool``."""
+        labels, cost, sweeps = pool[0]
+        self.labels_ = labels
+        self.cost_ = float(cost)
+        self.pivot_cost_ = float(pivot_cost)
+        self.n_local_sweeps_ = int(sweeps)
 
     def _polish(self, A, labels, cost):
         """Moves and merges (over the stored edges only for a sparse ``A``)."""
@@ -484,6 +606,19 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         tags.input_tags.pairwise = True
         tags.input_tags.sparse = True
         return tags
+
+
+class _Rounded:
+    """The clusterings kept over the checks and the final rounding of a fit."""
+
+    def __init__(self):
+        self.pool = []
+        self.pivot_cost = np.inf
+        self.crossed = set()
+
+    def update(self, pool, pivot_cost):
+        self.pool = pool
+        self.pivot_cost = min(self.pivot_cost, pivot_cost)
 
 
 def pivot_rounding(X, rng, rounding="probabilistic"):

@@ -17,7 +17,19 @@ Both moves never raise the cost of a clustering of the signed graph ``A``
   round lowers the cost by its own ``W_pq``.
 
 :func:`local_search` alternates the two until neither helps.
+
+:func:`recombine` improves a pool of such local optima by crossing them:
+the *common refinement* of two clusterings (``i`` and ``j`` together iff
+together in both) keeps what they agree on -- the "core groups" of
+Ovelgönne & Geyer-Schulz ("An ensemble learning strategy for graph
+clustering", DIMACS Implementation Challenge, 2012), the overlay of
+partitions used as a crossover by Sanders & Schulz ("Distributed
+evolutionary graph partitioning", ALENEX 2012) -- and the local search
+started there reassembles it, often below both parents: the moves and merges
+escape the local optimum of either parent.
 """
+
+import hashlib
 
 import numpy as np
 from scipy import sparse
@@ -30,7 +42,8 @@ best_one_element_moves = npk.lazy_kernel("correlation_clustering",
 sparse_one_element_moves = npk.lazy_kernel("correlation_clustering",
                                            "sparse_one_element_moves")
 
-__all__ = ["local_search", "merge_clusters"]
+__all__ = ["common_refinement", "local_search", "local_search_from_singletons",
+           "merge_clusters", "recombine"]
 
 
 def _indicator(labels):
@@ -109,3 +122,111 @@ def local_search(A, labels, max_sweeps):
         if merges == 0:
             break
     return lab, sweeps
+
+
+def common_refinement(a, b):
+    """Labels ``0 .. k-1`` of the meet of two clusterings of the same nodes.
+
+    Nodes ``i`` and ``j`` share a label iff they share one in ``a`` and in
+    ``b``.
+    """
+    a = np.unique(a, return_inverse=True)[1].astype(np.int64)
+    b = np.unique(b, return_inverse=True)[1].astype(np.int64)
+    if a.size == 0:
+        return a
+    return np.unique(a * (int(b.max()) + 1) + b,
+                     return_inverse=True)[1].astype(np.int64)
+
+
+def _canonical_key(labels):
+    """A digest identifying a clustering whatever its label names."""
+    _, first, inverse = np.unique(labels, return_index=True,
+                                  return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return hashlib.blake2b(rank[inverse].tobytes(), digest_size=16).digest()
+
+
+def local_search_from_singletons(A, max_sweeps, rng):
+    """:func:`local_search` from singletons, nodes swept in a random order.
+
+    A clustering found without the LP: on an early LP iterate, whose
+    roundings can join whole communities, often the cheaper start.  The
+    order (``rng.permutation``) changes which local optimum is reached, so
+    several calls give several starts for :func:`recombine`.
+    Returns ``(labels, sweeps)``.
+    """
+    n = A.shape[0]
+    order = rng.permutation(n)
+    if sparse.issparse(A):
+        B = sparse.csr_matrix(A)[order][:, order]
+    else:
+        B = np.asarray(A)[np.ix_(order, order)]
+    labels, sweeps = local_search(B, np.arange(n), max_sweeps)
+    out = np.empty(n, dtype=np.int64)
+    out[order] = labels
+    return np.unique(out, return_inverse=True)[1].astype(np.int64), sweeps
+
+
+def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None):
+    """Cross the cheapest clusterings of ``pool``; return the improved pool.
+
+    Parameters
+    ----------
+    A : ndarray or sparse matrix of shape (n, n)
+        The signed graph (as for :func:`local_search`).
+    pool : list of ``(labels, cost, sweeps)``
+        Clusterings of ``A`` with their costs (``sweeps``: the local-search
+        sweeps that made them, carried along for the caller).
+    cost : callable ``cost(A, labels) -> float``
+        The correlation clustering cost.
+    max_sweeps : int
+        Sweeps of each :func:`local_search`.
+    size : int, default=8
+        Clusterings crossed per round: the ``size`` cheapest distinct ones,
+        every pair of them once.
+    max_rounds : int, default=8
+        Rounds at most; the crossing stops at the first round that finds
+        nothing cheaper than its cheapest parent.
+    crossed : set or None
+        Pairs already crossed (updated in place): pass the same set to
+        later calls on a growing pool so that they cross only new pairs.
+
+    Returns
+    -------
+    pool : list of ``(labels, cost, sweeps)``
+        The ``size`` cheapest distinct clusterings seen, cheapest first
+        (ties: the earlier one first).  Its head is never more costly than
+        the cheapest clustering of the input.
+    """
+    def distinct(entries):
+        seen, out = set(), []
+        for entry in sorted(entries, key=lambda e: e[1]):
+            key = _canonical_key(entry[0])
+            if key not in seen:
+                seen.add(key)
+                out.append(entry)
+        return out[:size]
+
+    pool = distinct(pool)
+    crossed = set() if crossed is None else crossed
+    for _ in range(max_rounds):
+        if len(pool) < 2:
+            break
+        best = pool[0][1]
+        children = []
+        for i in range(len(pool)):
+            for j in range(i + 1, len(pool)):
+                pair = (_canonical_key(pool[i][0]), _canonical_key(pool[j][0]))
+                if pair in crossed:
+                    continue
+                crossed.add(pair)
+                labels, sweeps = local_search(
+                    A, common_refinement(pool[i][0], pool[j][0]), max_sweeps)
+                children.append((labels, cost(A, labels), sweeps))
+        if not children:
+            break
+        pool = distinct(pool + children)
+        if not pool[0][1] < best:
+            break
+    return pool

@@ -38,7 +38,7 @@ SETTLE_PASSES = 50
 
 def solve_continuation(problem, oracle, driver, *, gamma, tol, gap_tol,
                        max_iter, max_passes, report=None, extra_row=None,
-                       min_passes=5):
+                       min_passes=5, certificate=None):
     """Solve ``problem`` at ``gamma`` through the stages of :func:`gamma_stages`.
 
     ``problem`` is a
@@ -53,6 +53,10 @@ def solve_continuation(problem, oracle, driver, *, gamma, tol, gap_tol,
     with at least ``min_passes`` passes after an oracle call that added more
     than 5 % of the active set (``max_passes`` otherwise; the sparse path,
     whose oracle calls cost many passes, asks for ``max_passes`` always).
+    With a ``certificate``
+    (:class:`~metric_estimators.solvers.certificates.CertificateStop`) every
+    stage's stop rule also runs its checks, and the solve stops, at
+    whatever stage, once a check certifies (``certificate.certified_``).
     Returns ``(results, stages)``: one driver result per stage run.
     """
     results = []
@@ -66,19 +70,24 @@ def solve_continuation(problem, oracle, driver, *, gamma, tol, gap_tol,
                 break
         if report is not None and len(stages) > 1:
             report.phase(f"stage {k + 1}/{len(stages)}: gamma {g:.3g}")
+        stop_rule = problem.make_stop_rule(
+            tol, gap_tol if k == len(stages) - 1
+            else max(gap_tol, INTERMEDIATE_GAP_TOL))
+        if certificate is not None:
+            stop_rule = certificate.wrap(stop_rule)
         res = driver(
             problem.active, oracle, objective=problem.lp_objective, tol=tol,
             max_iter=max(max_iter - used, 1),
             max_passes=max_passes, pass_budget=0.0,
             min_passes=min(min_passes, max_passes), settle_fraction=0.05,
             fixed_pass=problem.fixed_pass, add_threshold=tol / 10.0,
-            report=report, stop_rule=problem.make_stop_rule(
-                tol, gap_tol if k == len(stages) - 1
-                else max(gap_tol, INTERMEDIATE_GAP_TOL)),
+            report=report, stop_rule=stop_rule,
             pass_tol=tol / 100.0, extra_row=extra_row,
         )
         used += res.n_iter
         results.append(res)
+        if certificate is not None and certificate.certified_:
+            break
         if used >= max_iter and k < len(stages) - 1:
             break
     return results, stages

@@ -1,0 +1,127 @@
+"""Stop an LP solve once a rounded solution is certified by a lower bound.
+
+For a minimisation whose LP relaxation gives certified lower bounds at any
+iterate (weak duality) and whose iterates can be rounded to feasible
+solutions, the solve can stop as soon as ::
+
+    cheapest rounded cost  <=  (1 + tol) * largest lower bound
+
+over the checks made so far: the rounded solution is then proved within a
+factor ``1 + tol`` of the optimum, whether or not the LP has converged.
+:class:`CertificateStop` wraps a driver's stop rule with such checks.
+
+A check (rounding plus bound) costs time, so checks are spaced out: the
+first one once the LP objective has stalled (relative change below
+:data:`STALL` over the last :data:`STALL_WINDOW` oracle calls: before that
+the bound is far from the LP and the iterate rounds poorly), each later one
+once the solve has run ``(1 - share) / share`` times as long as the last
+check took, so that checks take at most about ``share`` of the time.
+"""
+
+import time
+
+__all__ = ["STALL", "STALL_WINDOW", "CertificateStop"]
+
+#: relative change of the objective over :data:`STALL_WINDOW` oracle calls
+#: below which the first check is made
+STALL = 1e-2
+STALL_WINDOW = 5
+
+
+class CertificateStop:
+    """Checks of a rounded cost against a lower bound, run from a stop rule.
+
+    Parameters
+    ----------
+    check : callable ``check() -> (cost, bound)``
+        Rounds the current iterate and bounds the optimum from below; the
+        pool of what it found is the caller's (a check may return the
+        cheapest cost it has ever found).
+    objective : callable ``objective(point) -> float``
+        The objective whose stall starts the checks.
+    tol : float
+        Stop once ``cost <= (1 + tol) * bound`` (best of all checks).
+    share : float, default=0.25
+        Largest share of the time spent in checks, after the first.
+    report : metric_estimators._reporting.FitReport or None
+        Receives one phase line per check.
+
+    Attributes
+    ----------
+    certified_ : bool
+        Whether a check met the ratio (the wrapped rule then returned True).
+    best_cost_, best_bound_ : float
+        Cheapest cost and largest bound over the checks (``inf``/``-inf``
+        before the first).
+    n_checks_ : int
+    check_time_ : float
+        Seconds spent in checks.
+    """
+
+    def __init__(self, check, objective, tol, share=0.25, report=None):
+        self.check = check
+        self.objective = objective
+        self.tol = float(tol)
+        self.share = float(share)
+        self.report = report
+        self.certified_ = False
+        self.best_cost_ = float("inf")
+        self.best_bound_ = float("-inf")
+        self.n_checks_ = 0
+        self.check_time_ = 0.0
+        self._values = []
+        self._solve_time = 0.0
+        self._last_check = 0.0
+        self._since = None
+
+    def met(self):
+        """Whether the best cost is within ``1 + tol`` of the best bound."""
+        return self.best_cost_ <= (1.0 + self.tol) * self.best_bound_
+
+    def record(self, cost, bound):
+        """Fold a cost and a bound found outside the checks into the best."""
+        self.best_cost_ = min(self.best_cost_, float(cost))
+        self.best_bound_ = max(self.best_bound_, float(bound))
+
+    def _due(self, point):
+        self._values.append(float(self.objective(point)))
+        if self.n_checks_ == 0:
+            if len(self._values) <= STALL_WINDOW:
+                return False
+            old, new = self._values[-1 - STALL_WINDOW], self._values[-1]
+            return abs(new - old) <= STALL * max(abs(new), 1e-300)
+        return (self._solve_time
+                >= (1.0 - self.share) / self.share * self._last_check)
+
+    def wrap(self, stop_rule):
+        """Return ``stop_rule`` with the checks: True once converged or certified."""
+        def stop(point, max_violation, residual):
+            now = time.perf_counter()
+            if self._since is not None:
+                self._solve_time += now - self._since
+            if stop_rule(point, max_violation, residual):
+                return True
+            if self._due(point):
+                cost, bound = self.check()
+                took = time.perf_counter() - now
+                self.n_checks_ += 1
+                self.check_time_ += took
+                self._last_check = took
+                self._solve_time = 0.0
+                self.record(cost, bound)
+                self.certified_ = self.met()
+                if self.report is not None:
+                    self.report.phase(
+                        f"check {self.n_checks_}: clustering cost "
+                        f"{self.best_cost_:.6g}, certified lower bound "
+                        f"{self.best_bound_:.6g}, ratio "
+                        f"{self._ratio():.4g} (target {1.0 + self.tol:.4g}; "
+                        f"{took:.2f} s)")
+            self._since = time.perf_counter()
+            return self.certified_
+        return stop
+
+    def _ratio(self):
+        if self.best_bound_ > 0.0:
+            return self.best_cost_ / self.best_bound_
+        return 1.0 if self.best_cost_ <= 0.0 else float("inf")

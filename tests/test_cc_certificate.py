@@ -1,0 +1,317 @@
+"""Recombination of clusterings and the certificate stop (``certify_tol``)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import sparse
+from sklearn.exceptions import ConvergenceWarning
+
+from metric_estimators import CorrelationClustering
+from metric_estimators._problems.cc_local_search import (
+    common_refinement,
+    local_search,
+    recombine,
+)
+from metric_estimators.correlation_clustering import correlation_clustering_cost
+from metric_estimators.solvers import certificates
+from metric_estimators.solvers.certificates import CertificateStop
+
+
+def signed_graph(n, seed, degree=6.0, k=None, noise=0.15):
+    """Sparse planted signed graph: groups of about 8, lognormal weights."""
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, k or max(2, n // 8), n)
+    m = int(degree * n / 2)
+    r, c = rng.integers(0, n, m), rng.integers(0, n, m)
+    # half of the edges inside the groups
+    inside = rng.random(m) < 0.5
+    for e in np.flatnonzero(inside):
+        same = np.flatnonzero(g == g[r[e]])
+        c[e] = same[rng.integers(same.size)]
+    keep = r != c
+    r, c = np.minimum(r, c)[keep], np.maximum(r, c)[keep]
+    r, c = np.unique(np.stack((r, c)), axis=1)
+    sign = np.where(g[r] == g[c], 1.0, -1.0)
+    sign[rng.random(sign.size) < noise] *= -1
+    a = sign * rng.lognormal(0.0, 1.0, sign.size)
+    A = sparse.csr_matrix((np.concatenate((a, a)), (np.concatenate((r, c)),
+                                                   np.concatenate((c, r)))),
+                          shape=(n, n))
+    return A, g
+
+
+def brute_refinement(a, b):
+    n = a.size
+    return np.array([[a[i] == a[j] and b[i] == b[j] for j in range(n)]
+                     for i in range(n)])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_common_refinement_is_the_meet(seed):
+    rng = np.random.default_rng(seed)
+    n = 40
+    a = rng.integers(0, 5, n) * 7 - 3  # arbitrary label names
+    b = rng.integers(0, 4, n)
+    m = common_refinement(a, b)
+    assert set(np.unique(m)) == set(range(m.max() + 1))
+    np.testing.assert_array_equal(m[:, None] == m[None, :],
+                                  brute_refinement(a, b))
+
+
+def test_common_refinement_of_nothing():
+    assert common_refinement(np.empty(0, int), np.empty(0, int)).size == 0
+
+
+def best_partition_cost(A):
+    """Cheapest clustering of a tiny graph, every set partition tried."""
+    n = A.shape[0]
+
+    def partitions(items):
+        if not items:
+            yield []
+            return
+        first, rest = items[0], items[1:]
+        for p in partitions(rest):
+            for i in range(len(p)):
+                yield p[:i] + [[first] + p[i]] + p[i + 1:]
+            yield [[first]] + p
+
+    best = np.inf
+    for p in partitions(list(range(n))):
+        labels = np.empty(n, int)
+        for c, block in enumerate(p):
+            labels[block] = c
+        best = min(best, correlation_clustering_cost(A, labels))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_recombine_never_worse_and_costs_are_exact(seed):
+    A, g = signed_graph(60, seed)
+    rng = np.random.default_rng(seed)
+    pool = []
+    for _ in range(6):
+        labels, sweeps = local_search(A, rng.integers(0, 12, 60), 100)
+        pool.append((labels, correlation_clustering_cost(A, labels), sweeps))
+    out = recombine(A, pool, correlation_clustering_cost, 100, size=4)
+    assert 1 <= len(out) <= 4
+    assert out[0][1] <= min(p[1] for p in pool) + 1e-12
+    costs = [c for _, c, _ in out]
+    assert costs == sorted(costs)
+    for labels, cost, _ in out:
+        assert cost == pytest.approx(correlation_clustering_cost(A, labels),
+                                     rel=1e-12)
+    # distinct clusterings (as partitions, whatever the label names)
+    keys = {tuple(np.unique(l, return_index=True)[1]) + tuple(
+        np.unique(l, return_inverse=True)[1]) for l, _, _ in out}
+    assert len(keys) == len(out)
+
+
+def test_recombine_finds_the_optimum_of_a_tiny_graph():
+    A, _ = signed_graph(9, 3, degree=5.0, k=3)
+    rng = np.random.default_rng(0)
+    pool = []
+    for _ in range(8):
+        labels, sweeps = local_search(A, rng.integers(0, 4, 9), 100)
+        pool.append((labels, correlation_clustering_cost(A, labels), sweeps))
+    out = recombine(A, pool, correlation_clustering_cost, 100)
+    assert out[0][1] >= best_partition_cost(A) - 1e-9
+    assert out[0][1] == pytest.approx(best_partition_cost(A), abs=1e-9)
+
+
+def test_recombine_keeps_a_single_clustering():
+    A, g = signed_graph(30, 0)
+    pool = [(g, correlation_clustering_cost(A, g), 0)]
+    out = recombine(A, pool, correlation_clustering_cost, 100)
+    assert len(out) == 1 and out[0][1] == pool[0][1]
+
+
+# --- CertificateStop ---------------------------------------------------
+
+
+class Script:
+    """A fake check: returns the next (cost, bound) of a script."""
+
+    def __init__(self, values):
+        self.values = list(values)
+        self.calls = 0
+
+    def __call__(self):
+        self.calls += 1
+        return self.values.pop(0)
+
+
+def run(stop, objectives):
+    """Call the wrapped rule with the objective values; return the call that stopped."""
+    values = iter(objectives)
+    cert_obj = {}
+
+    def objective(point):
+        return cert_obj["v"]
+
+    stop.objective = objective
+    rule = stop.wrap(lambda *args: False)
+    for i, v in enumerate(values, 1):
+        cert_obj["v"] = v
+        if rule(None, 1.0, 1.0):
+            return i
+    return None
+
+
+def test_first_check_waits_for_the_stall():
+    check = Script([(110.0, 100.0)])
+    stop = CertificateStop(check, None, tol=0.2)
+    # the objective rises by 10 % per call, then flattens
+    objs = [100 * 1.1 ** k for k in range(10)] + [260.0] * 10
+    i = run(stop, objs)
+    assert check.calls == 1
+    assert stop.certified_ and stop.n_checks_ == 1
+    # the first call whose last STALL_WINDOW calls moved less than 1 %
+    w = certificates.STALL_WINDOW
+    first = next(k for k in range(w, len(objs))
+                 if abs(objs[k] - objs[k - w]) <= 1e-2 * objs[k])
+    assert i == first + 1
+
+
+def test_stops_only_when_the_ratio_is_met_and_keeps_the_best():
+    check = Script([(130.0, 100.0), (140.0, 110.0), (125.0, 90.0),
+                    (200.0, 119.0)])
+    stop = CertificateStop(check, None, tol=0.05, share=1.0)
+    # share 1: a check after every call, from the first stall on
+    i = run(stop, [5.0] * (certificates.STALL_WINDOW + 4))
+    # best cost 125 against best bound 119: 125 <= 1.05 * 119 = 124.95? no;
+    # so all four checks run and the solve is never certified
+    assert check.calls == 4 and i is None and not stop.certified_
+    assert stop.best_cost_ == 125.0 and stop.best_bound_ == 119.0
+    check = Script([(130.0, 100.0), (124.0, 110.0), (125.0, 119.0)])
+    stop = CertificateStop(check, None, tol=0.05, share=1.0)
+    assert run(stop, [5.0] * 40) is not None
+    # 124 <= 1.05 * 119 after the third check
+    assert check.calls == 3 and stop.certified_
+
+
+def test_converged_rule_wins_without_a_check():
+    check = Script([(1.0, 1.0)])
+    stop = CertificateStop(check, lambda p: 1.0, tol=0.1)
+    rule = stop.wrap(lambda *args: True)
+    assert rule(None, 0.0, 0.0) and check.calls == 0
+    assert not stop.certified_
+
+
+def test_checks_take_about_their_share_of_the_time(monkeypatch):
+    clock = {"t": 0.0}
+    monkeypatch.setattr(certificates.time, "perf_counter", lambda: clock["t"])
+
+    def check():
+        clock["t"] += 10.0  # a check takes 10 s
+        return 2.0, 1.0
+
+    stop = CertificateStop(check, lambda p: 1.0, tol=0.01, share=0.2)
+    rule = stop.wrap(lambda *args: False)
+    for _ in range(400):
+        clock["t"] += 1.0  # an oracle call takes 1 s
+        rule(None, 1.0, 1.0)
+    assert stop.n_checks_ >= 2
+    assert stop.check_time_ / clock["t"] == pytest.approx(0.2, abs=0.03)
+
+
+def test_zero_bound_certifies_only_a_zero_cost():
+    stop = CertificateStop(Script([(1.0, 0.0)] * 5), None, tol=0.5,
+                           share=1.0)
+    assert run(stop, [1.0] * 10) is None
+    stop = CertificateStop(Script([(0.0, 0.0)]), None, tol=0.0, share=1.0)
+    assert run(stop, [1.0] * 10) is not None
+
+
+# --- the estimator -----------------------------------------------------
+
+
+def complete_lp(cp, A):
+    """The complete-graph LP relaxation by cvxpy: every pair, every triangle."""
+    n = A.shape[0]
+    X = cp.Variable((n, n), symmetric=True)
+    cons = [X >= 0, X <= 1, cp.diag(X) == 0]
+    for k in range(n):
+        cons.append(X <= X[:, [k]] @ np.ones((1, n))
+                    + np.ones((n, 1)) @ X[[k], :] + 2 * np.eye(n))
+    U = sparse.triu(A, 1).tocoo()
+    w, d = np.abs(U.data), (U.data < 0).astype(float)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(
+        w, cp.abs(X[U.row, U.col] - d)))), cons)
+    prob.solve(solver="CLARABEL")
+    return prob.value
+
+
+@pytest.fixture
+def early_checks(monkeypatch):
+    """Make the first check due after STALL_WINDOW calls, whatever the objective."""
+    monkeypatch.setattr(certificates, "STALL", np.inf)
+
+
+def test_certified_fit_keeps_its_promise(early_checks, cp):
+    A, g = signed_graph(24, 1, degree=8.0, k=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = CorrelationClustering(tol=1e-5, gap_tol=1e-8, certify_tol=0.5,
+                                    random_state=0).fit(A)
+    assert est.certified_ and not est.converged_
+    assert est.n_certificate_checks_ >= 1
+    assert est.cost_ <= 1.5 * est.lower_bound_
+    assert est.cost_ == pytest.approx(correlation_clustering_cost(A, est.labels_))
+    # the bound is below the LP (cvxpy), hence below the optimum
+    lp = complete_lp(cp, A)
+    assert est.lower_bound_ <= lp + 1e-6 * abs(lp)
+    # lp_solution_ is the closure: every cycle inequality holds
+    X = est.lp_solution_.tocoo()
+    from scipy.sparse.csgraph import dijkstra
+    D = dijkstra(sparse.csr_matrix((np.maximum(X.data, 1e-300),
+                                    (X.row, X.col)), shape=X.shape),
+                 directed=False)
+    assert np.all(X.data <= D[X.row, X.col] + 1e-12)
+
+
+def test_certify_tol_none_and_unmet_change_nothing_but_the_clustering(
+        early_checks):
+    A, _ = signed_graph(80, 2)
+    kw = dict(random_state=0, tol=1e-6, gap_tol=1e-9)
+    plain = CorrelationClustering(**kw).fit(A)
+    unmet = CorrelationClustering(certify_tol=0.0, **kw).fit(A)
+    assert not plain.certified_ and plain.n_certificate_checks_ == 0
+    assert unmet.n_certificate_checks_ >= 1
+    if not unmet.certified_:
+        # the same LP, and a clustering at least as cheap (checks add to the pool)
+        np.testing.assert_array_equal(plain.lp_solution_.toarray(),
+                                      unmet.lp_solution_.toarray())
+        assert unmet.cost_ <= plain.cost_ + 1e-12
+        assert unmet.lower_bound_ >= plain.lower_bound_ - 1e-12
+    else:
+        assert unmet.cost_ <= unmet.lower_bound_ * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_certify_tol_on_both_paths(early_checks, dense):
+    A, _ = signed_graph(40, 4, degree=10.0)
+    if dense:
+        A = A.toarray()
+    est = CorrelationClustering(tol=1e-6, gap_tol=1e-9, certify_tol=1.0,
+                                random_state=0).fit(A)
+    assert est.n_certificate_checks_ >= 1 or est.converged_
+    if est.certified_:
+        assert est.cost_ <= 2.0 * est.lower_bound_ + 1e-9
+
+
+@pytest.mark.parametrize("value", [-0.1, "a", np.nan])
+def test_bad_certify_tol(value):
+    A, _ = signed_graph(20, 0)
+    with pytest.raises((ValueError, TypeError), match="certify_tol"):
+        CorrelationClustering(certify_tol=value).fit(A)
+
+
+def test_recombination_is_deterministic():
+    A, _ = signed_graph(120, 5)
+    a = CorrelationClustering(random_state=3).fit(A)
+    b = CorrelationClustering(random_state=3).fit(A)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.cost_ == b.cost_
+    assert a.cost_ <= a.pivot_cost_
