@@ -205,8 +205,14 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         optimum too (the bound is below it).  ``None``: solve the LP to
         ``tol`` / ``gap_tol``, then round.  A fit stopped so sets
         ``certified_`` and does not warn; ``lp_solution_`` is then the
-        metric closure of the iterate, as for a fit stopped by
-        ``max_iter``.
+        clipped iterate, not its metric closure (on a large graph that
+        closure can cost more than the solve).
+    max_time : float or None, default=None
+        Wall-clock seconds for the LP solve (checks included); once spent,
+        the solve stops after the oracle call in progress, and the bound
+        and the rounding follow as for a fit stopped by ``max_iter``
+        (they take time too), with a ``ConvergenceWarning``.  The result
+        then depends on the machine's speed.  ``None``: no limit.
     rounding : {"threshold", "probabilistic"}, default="threshold"
         Threshold pivoting measured far better on our planted-partition
         benchmarks, whose LP solutions are largely half-integral (x = 1/2),
@@ -250,7 +256,9 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         the edges' LP values (zeros stored), cycle inequalities within
         ``tol`` (if not converged: ``min(x_e, dist(u, v))``, every cycle
         inequality exact); the LP distance of two nodes is then the
-        shortest-path distance in this graph.
+        shortest-path distance in this graph.  A solve stopped by
+        ``certify_tol`` or ``max_time`` keeps the clipped iterate instead,
+        whose constraints may be violated (``violation_``).
     lp_objective_ : float
         LP value ``sum_{i<j} |A_ij| |x_ij - d_ij|`` of ``lp_solution_``: the
         LP objective of the regularised solution (an LP optimum only for
@@ -297,6 +305,8 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         "max_passes": [Interval(numbers.Integral, 1, None, closed="left")],
         "certify_tol": [None, Interval(numbers.Real, 0, None,
                                        closed="left")],
+        "max_time": [None, Interval(numbers.Real, 0, None,
+                                    closed="neither")],
         "rounding": [StrOptions({"probabilistic", "threshold"})],
         "n_rounding_trials": [Interval(numbers.Integral, 1, None, closed="left")],
         "local_search": ["boolean"],
@@ -307,7 +317,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
     }
 
     def __init__(self, gamma=10.0, tol=1e-3, gap_tol=1e-4, max_iter=500,
-                 max_passes=50, certify_tol=None,
+                 max_passes=50, certify_tol=None, max_time=None,
                  rounding="threshold", n_rounding_trials=20,
                  local_search=True, max_local_sweeps=100,
                  random_state=None, verbose=0, client=None):
@@ -317,6 +327,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         self.max_iter = max_iter
         self.max_passes = max_passes
         self.certify_tol = certify_tol
+        self.max_time = max_time
         self.rounding = rounding
         self.n_rounding_trials = n_rounding_trials
         self.local_search = local_search
@@ -388,15 +399,20 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         res = results[-1]
         oracle = None  # its n x n buffers, before the n x n solution
         certified = certificate is not None and certificate.certified_
+        stopped = certificate is not None and certificate.stopped_
         converged = (res.converged and len(results) == len(stages)
-                     and not certified)
+                     and not stopped)
         x = np.clip(problem.x, 0.0, 1.0)
         lower = (certificate.best_bound_ if certified
                  else problem.lp_lower_bound() * w_scale)
+        if certificate is not None:
+            lower = max(lower, certificate.best_bound_)
         n_calls = sum(r.n_iter for r in results)
         if converged:
             report.finish(f"LP converged after {n_calls} oracle calls "
                           f"(gamma {problem.gamma:.3g})")
+        elif stopped:
+            report.finish(self._stop_message(certificate, n_calls))
         else:
             # never return a non-metric: the shortest-path closure of the
             # clipped iterate is a feasible point, its LP value an upper bound
@@ -455,8 +471,9 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                                 else "paths")),
             min_passes=self.max_passes, certificate=certificate)
         certified = certificate is not None and certificate.certified_
+        stopped = certificate is not None and certificate.stopped_
         converged = (results[-1].converged and len(results) == len(stages)
-                     and not certified)
+                     and not stopped)
         n_calls = sum(r.n_iter for r in results)
         if certified:
             lower = certificate.best_bound_
@@ -465,10 +482,13 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             lower = problem.lp_lower_bound(refine=True) * w_scale
             if certificate is not None:
                 lower = max(lower, certificate.best_bound_)
-        if converged:
+        if converged or stopped:
+            # a stopped solve (certify_tol, max_time) keeps the iterate: its
+            # closure can cost more than the whole solve on a large graph
             x = np.clip(problem.x, 0.0, 1.0)
             report.finish(f"LP converged after {n_calls} oracle calls "
-                          f"(gamma {problem.gamma:.3g})")
+                          f"(gamma {problem.gamma:.3g})" if converged
+                          else self._stop_message(certificate, n_calls))
         else:
             # every cycle inequality holds at the closure on the edges (one
             # search per node: on a large graph, as long as an exact call)
@@ -485,11 +505,14 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         return self
 
     def _certificate(self, check, problem, report):
-        """The certificate checks of ``certify_tol`` (None if not set)."""
-        if self.certify_tol is None:
+        """The checks of ``certify_tol`` and the deadline of ``max_time``.
+
+        None if neither is set.
+        """
+        if self.certify_tol is None and self.max_time is None:
             return None
-        return CertificateStop(check, problem.lp_objective,
-                               float(self.certify_tol), report=report)
+        return CertificateStop(check, problem.lp_objective, self.certify_tol,
+                               report=report, max_time=self.max_time)
 
     @staticmethod
     def _stop_message(certificate, n_calls):
@@ -497,6 +520,8 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             return (f"LP stopped after {n_calls} oracle calls: clustering "
                     f"certified within {1.0 + certificate.tol:.4g} of the "
                     f"lower bound")
+        if certificate is not None and certificate.timed_out_:
+            return (f"LP stopped by max_time after {n_calls} oracle calls")
         return f"LP stopped after {n_calls} oracle calls"
 
     def _store(self, problem, results, stages, X, x, lower, w_scale,
@@ -509,10 +534,20 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         res = results[-1]
         lp = problem.lp_objective(x) * w_scale
         certified = certificate is not None and certificate.certified_
+        timed_out = certificate is not None and certificate.timed_out_
         self.certified_ = certified
         self.n_certificate_checks_ = (0 if certificate is None
                                       else certificate.n_checks_)
-        if not converged and not certified:
+        if timed_out:
+            convergence_warning(
+                self, max_iter=self.max_time, unit="seconds",
+                param="max_time", tol=float(self.tol),
+                history=[v for r in results for v in r.history["objective"]],
+                detail=(f"{res.detail()} after {sum(r.n_iter for r in results)} "
+                        f"oracle calls; lp_solution_ is the clipped iterate "
+                        f"(not feasible), LP optimum >= {lower:.6g}"),
+                stacklevel=stacklevel)
+        elif not converged and not certified:
             convergence_warning(
                 self, max_iter=self.max_iter, unit="oracle calls",
                 tol=float(self.tol),

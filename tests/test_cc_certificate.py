@@ -5,12 +5,14 @@ import warnings
 import numpy as np
 import pytest
 from scipy import sparse
+from scipy.sparse.csgraph import dijkstra
 from sklearn.exceptions import ConvergenceWarning
 
 from metric_estimators import CorrelationClustering
 from metric_estimators._problems.cc_local_search import (
     common_refinement,
     local_search,
+    local_search_from_singletons,
     recombine,
 )
 from metric_estimators.correlation_clustering import correlation_clustering_cost
@@ -262,13 +264,16 @@ def test_certified_fit_keeps_its_promise(early_checks, cp):
     # the bound is below the LP (cvxpy), hence below the optimum
     lp = complete_lp(cp, A)
     assert est.lower_bound_ <= lp + 1e-6 * abs(lp)
-    # lp_solution_ is the closure: every cycle inequality holds
+    # lp_solution_ is the clipped iterate, its violation reported (an
+    # upper bound on the largest cycle violation beyond the oracle's
+    # threshold tol / 10)
     X = est.lp_solution_.tocoo()
-    from scipy.sparse.csgraph import dijkstra
+    assert np.all((X.data >= 0) & (X.data <= 1))
     D = dijkstra(sparse.csr_matrix((np.maximum(X.data, 1e-300),
                                     (X.row, X.col)), shape=X.shape),
                  directed=False)
-    assert np.all(X.data <= D[X.row, X.col] + 1e-12)
+    worst = float(np.max(X.data - D[X.row, X.col]))
+    assert worst <= max(est.violation_, 1e-5 / 10) + 1e-12
 
 
 def test_certify_tol_none_and_unmet_change_nothing_but_the_clustering(
@@ -315,3 +320,35 @@ def test_recombination_is_deterministic():
     np.testing.assert_array_equal(a.labels_, b.labels_)
     assert a.cost_ == b.cost_
     assert a.cost_ <= a.pivot_cost_
+
+
+def test_max_time_stops_the_solve_and_warns():
+    A, _ = signed_graph(80, 6)
+    with pytest.warns(ConvergenceWarning, match="max_time"):
+        est = CorrelationClustering(tol=1e-9, gap_tol=1e-12, max_time=1e-9,
+                                    random_state=0).fit(A)
+    assert not est.converged_ and not est.certified_
+    # stopped after its first oracle call; bound and rounding still valid
+    assert est.n_iter_ <= 1
+    assert est.cost_ == pytest.approx(correlation_clustering_cost(A, est.labels_))
+    assert est.lower_bound_ <= est.cost_ + 1e-9
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, "x"])
+def test_bad_max_time(value):
+    A, _ = signed_graph(20, 0)
+    with pytest.raises((ValueError, TypeError), match="max_time"):
+        CorrelationClustering(max_time=value).fit(A)
+
+
+def test_local_search_from_singletons_is_a_local_optimum():
+    A, _ = signed_graph(150, 7)
+    rng = np.random.RandomState(0)
+    a, _ = local_search_from_singletons(A, 100, rng)
+    b, _ = local_search_from_singletons(A, 100, rng)
+    for labels in (a, b):
+        cost = correlation_clustering_cost(A, labels)
+        assert cost <= correlation_clustering_cost(A, np.arange(150))
+        # another local search finds nothing to improve
+        again, _ = local_search(A, labels, 100)
+        assert correlation_clustering_cost(A, again) == pytest.approx(cost)

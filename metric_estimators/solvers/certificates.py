@@ -39,17 +39,23 @@ class CertificateStop:
         cheapest cost it has ever found).
     objective : callable ``objective(point) -> float``
         The objective whose stall starts the checks.
-    tol : float
-        Stop once ``cost <= (1 + tol) * bound`` (best of all checks).
+    tol : float or None
+        Stop once ``cost <= (1 + tol) * bound`` (best of all checks);
+        None: no check (only ``max_time``).
     share : float, default=0.25
         Largest share of the time spent in checks, after the first.
     report : metric_estimators._reporting.FitReport or None
         Receives one phase line per check.
+    max_time : float or None, default=None
+        Seconds from the construction after which the wrapped rule returns
+        True (a deadline; the oracle call in progress finishes first).
 
     Attributes
     ----------
     certified_ : bool
         Whether a check met the ratio (the wrapped rule then returned True).
+    timed_out_ : bool
+        Whether the deadline stopped the solve.
     best_cost_, best_bound_ : float
         Cheapest cost and largest bound over the checks (``inf``/``-inf``
         before the first).
@@ -58,13 +64,17 @@ class CertificateStop:
         Seconds spent in checks.
     """
 
-    def __init__(self, check, objective, tol, share=0.25, report=None):
+    def __init__(self, check, objective, tol, share=0.25, report=None,
+                 max_time=None):
         self.check = check
         self.objective = objective
-        self.tol = float(tol)
+        self.tol = None if tol is None else float(tol)
         self.share = float(share)
         self.report = report
+        self.max_time = None if max_time is None else float(max_time)
+        self._start = time.perf_counter()
         self.certified_ = False
+        self.timed_out_ = False
         self.best_cost_ = float("inf")
         self.best_bound_ = float("-inf")
         self.n_checks_ = 0
@@ -76,7 +86,13 @@ class CertificateStop:
 
     def met(self):
         """Whether the best cost is within ``1 + tol`` of the best bound."""
-        return self.best_cost_ <= (1.0 + self.tol) * self.best_bound_
+        return (self.tol is not None
+                and self.best_cost_ <= (1.0 + self.tol) * self.best_bound_)
+
+    @property
+    def stopped_(self):
+        """Whether the solve was stopped here (certified or out of time)."""
+        return self.certified_ or self.timed_out_
 
     def record(self, cost, bound):
         """Fold a cost and a bound found outside the checks into the best."""
@@ -101,7 +117,14 @@ class CertificateStop:
                 self._solve_time += now - self._since
             if stop_rule(point, max_violation, residual):
                 return True
-            if self._due(point):
+            if (self.max_time is not None
+                    and now - self._start >= self.max_time):
+                self.timed_out_ = True
+                if self.report is not None:
+                    self.report.phase(f"max_time ({self.max_time:.6g} s) "
+                                      f"reached: the solve stops")
+                return True
+            if self.tol is not None and self._due(point):
                 cost, bound = self.check()
                 took = time.perf_counter() - now
                 self.n_checks_ += 1
