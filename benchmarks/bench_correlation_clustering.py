@@ -59,7 +59,10 @@ def jobs(args) -> list:
             out.append(runner.Job("correlation_clustering", f"{kind}-{n}", "ours",
                                   {"gamma": args.gamma, "tol": args.tol, "seed": args.seed,
                                    **({"gap_tol": args.gap_tol} if args.gap_tol else {}),
-                                   **({"max_iter": args.max_iter} if args.max_iter else {})},
+                                   **({"max_iter": args.max_iter} if args.max_iter else {}),
+                                   **({"certify_tol": args.certify_tol}
+                                      if args.certify_tol is not None else {}),
+                                   **({"max_time": args.max_time} if args.max_time else {})},
                                   python=args.python))
             if n <= args.cvxpy_max and kind != "signed":
                 out.append(runner.Job("correlation_clustering", f"{kind}-{n}", "cvxpy",
@@ -93,12 +96,19 @@ def render(rows: list, stem: str = STEM) -> str:
         Column("gap_tol", lambda r: r["params"].get("gap_tol"), "{:g}"),
         Column("max_iter", lambda r: r["params"].get("max_iter"), "{}"),
         Column("tol", lambda r: r["params"].get("tol"), "{:g}"),
+        Column("certify_tol", lambda r: r["params"].get("certify_tol"), "{:g}"),
+        Column("max_time", lambda r: r["params"].get("max_time"), "{:g}"),
         Column("edges", "n_edges"), Column("time (s)", "fit_time", "{:.2f}"),
         Column("oracle calls", "n_iter"),
         Column("s / oracle call", "oracle_time_per_call", "{:.2f}"),
         Column("active set", "n_active"),
         Column("LP objective", "lp_objective", "{:.2f}"),
         Column("dual lower bound", "lower_bound", "{:.2f}"),
+        Column("cost / bound", lambda r: (r["rounded_cost"] / r["lower_bound"]
+                                          if r.get("rounded_cost") is not None
+                                          and (r.get("lower_bound") or 0) > 0 else None),
+               "{:.3f}"),
+        Column("certified", "certified"),
         Column("pivot cost", "pivot_cost", "{:.0f}"),
         Column("after local search",
                lambda r: (f"{r['rounded_cost']:.0f}" if r.get("rounded_cost") is not None
@@ -137,6 +147,10 @@ def main(argv=None) -> int:
                         help="CorrelationClustering max_iter (default 1000)")
     parser.add_argument("--gap-tol", type=float, default=None,
                         help="CorrelationClustering gap_tol (default: the estimator's)")
+    parser.add_argument("--certify-tol", type=float, default=None,
+                        help="CorrelationClustering certify_tol (default: None)")
+    parser.add_argument("--max-time", type=float, default=None,
+                        help="CorrelationClustering max_time in seconds (default: None)")
     parser.add_argument("--cvxpy-max", type=int, default=40)
     args = parser.parse_args(argv)
     return runner.execute(args.output, jobs(args), args, render, skip_after_failure=False)

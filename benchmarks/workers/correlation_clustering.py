@@ -177,7 +177,8 @@ def solve_ours(A, truth, params) -> dict:
     verbose = 1 if hasattr(A, "tocsr") else 0
     start = time.perf_counter()
     with warnings.catch_warnings(record=True), contextlib.redirect_stdout(sys.stderr):
-        extra = {"gap_tol": params["gap_tol"]} if "gap_tol" in params else {}
+        extra = {k: params[k] for k in ("gap_tol", "certify_tol", "max_time")
+                 if k in params}
         cc = CorrelationClustering(gamma=params["gamma"], tol=params["tol"], random_state=0,
                                    max_iter=params.get("max_iter", MAX_ITER),
                                    verbose=verbose, **extra).fit(A)
@@ -190,6 +191,8 @@ def solve_ours(A, truth, params) -> dict:
             "pivot_cost": getattr(cc, "pivot_cost_", cc.cost_),
             "local_sweeps": getattr(cc, "n_local_sweeps_", 0), "n_iter": cc.n_iter_,
             "n_active": cc.n_active_, "converged": bool(cc.converged_),
+            "certified": bool(getattr(cc, "certified_", False)),
+            "certificate_checks": int(getattr(cc, "n_certificate_checks_", 0)),
             "violation": cc.violation_,
             "ari": float(adjusted_rand_score(truth, cc.labels_)),
             "n_clusters": int(np.unique(cc.labels_).size),
