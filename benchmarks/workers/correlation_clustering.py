@@ -192,6 +192,8 @@ def solve_ours(A, truth, params) -> dict:
             "local_sweeps": getattr(cc, "n_local_sweeps_", 0), "n_iter": cc.n_iter_,
             "n_active": cc.n_active_, "converged": bool(cc.converged_),
             "certified": bool(getattr(cc, "certified_", False)),
+            "cost_bound_ratio": (float(cc.cost_ / cc.lower_bound_)
+                                 if cc.lower_bound_ > 0 else None),
             "certificate_checks": int(getattr(cc, "n_certificate_checks_", 0)),
             "violation": cc.violation_,
             "ari": float(adjusted_rand_score(truth, cc.labels_)),
