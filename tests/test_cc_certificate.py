@@ -352,3 +352,13 @@ def test_local_search_from_singletons_is_a_local_optimum():
         # another local search finds nothing to improve
         again, _ = local_search(A, labels, 100)
         assert correlation_clustering_cost(A, again) == pytest.approx(cost)
+
+
+def test_certificate_stops_every_continuation_stage(early_checks):
+    A, _ = signed_graph(60, 8, degree=8.0)
+    est = CorrelationClustering(gamma=1000.0, tol=1e-6, gap_tol=1e-9,
+                                certify_tol=10.0, random_state=0).fit(A)
+    # certified during the first stage (gamma 1): the later stages never run
+    assert est.certified_
+    assert est.gamma_stages_.tolist() == [1.0]
+    assert est.cost_ <= 11.0 * est.lower_bound_
