@@ -225,3 +225,87 @@ def test_graphs_without_edges(n):
     ce, ptr, path, maxv = oracle(np.empty(0), 0.0)
     assert ce.size == 0 and path.size == 0 and maxv == 0.0
     np.testing.assert_array_equal(ptr, [0])
+
+
+def _signed_graph(n, seed, k=3, density=0.35, noise=0.15):
+    """A sparse signed graph with planted groups, lognormal weights, ``noise`` sign flips."""
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, k, n)
+    r, c = np.triu_indices(n, 1)
+    keep = rng.random(r.size) < density
+    r, c = r[keep], c[keep]
+    a = np.where(g[r] == g[c], 1.0, -1.0) * rng.lognormal(0.0, 1.0, r.size)
+    a[rng.random(a.size) < noise] *= -1
+    return sparse.csr_matrix((np.r_[a, a], (np.r_[r, c], np.r_[c, r])),
+                             shape=(n, n))
+
+
+def _complete_lp_value(cp, A):
+    """The LP over every pair of nodes with every triangle inequality (cvxpy)."""
+    n = A.shape[0]
+    idx = -np.ones((n, n), dtype=np.int64)
+    iu = np.triu_indices(n, 1)
+    idx[iu] = np.arange(iu[0].size)
+    idx = np.maximum(idx, idx.T)
+    tri = [(idx[i, j], idx[i, k], idx[k, j]) for i in range(n)
+           for j in range(i + 1, n) for k in range(n) if k not in (i, j)]
+    t = np.array(tri)
+    U = sparse.triu(A, 1).tocoo()
+    x = cp.Variable(iu[0].size)
+    e = idx[U.row, U.col]
+    obj = cp.sum(cp.multiply(np.abs(U.data),
+                             cp.abs(x[e] - (U.data < 0).astype(float))))
+    prob = cp.Problem(cp.Minimize(obj), [x[t[:, 0]] <= x[t[:, 1]] + x[t[:, 2]],
+                                         x >= 0, x <= 1])
+    prob.solve(solver="CLARABEL")
+    return prob.value
+
+
+@pytest.mark.parametrize("n, seed", [(12, 1), (15, 2)])
+def test_lp_with_the_component_oracle_reaches_the_lp_value(n, seed, cp,
+                                                           monkeypatch):
+    """CorrelationClustering's LP solve with the component oracle: the same LP value as the bounded one and cvxpy."""
+    import metric_estimators.correlation_clustering as ccmod
+    from metric_estimators import CorrelationClustering
+
+    A = _signed_graph(n, seed)
+    ref = _complete_lp_value(cp, A)
+    params = dict(gamma=1e4, tol=1e-5, gap_tol=1e-6, max_iter=5000,
+                  random_state=0)
+    bounded = CorrelationClustering(**params).fit(A)
+
+    made = []
+
+    def components_oracle(n, rows, cols, **kw):
+        kw.update(search="components", engine="numba")
+        made.append(SparseShortestPathOracle(n, rows, cols, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(ccmod, "SparseShortestPathOracle", components_oracle)
+    comp = CorrelationClustering(**params).fit(A)
+    assert made and made[0].graph.search == "components"
+    assert made[0].n_exact_calls_ + made[0].n_capped_calls_ > 0
+    assert bounded.converged_ and comp.converged_
+    atol = 1e-7 * abs(A).sum()
+    assert abs(comp.lp_objective_ - ref) <= 1e-4 * ref + atol
+    assert abs(comp.lp_objective_ - bounded.lp_objective_) <= 1e-4 * ref + atol
+    assert comp.lower_bound_ <= ref * (1 + 1e-9) + atol
+
+
+@pytest.mark.parametrize("cap", [1, 2])
+def test_capped_search_bounds_the_violation_it_misses(cap):
+    """A target beyond the cap: no constraint, but the largest violation is still bounded from above."""
+    k = 3
+    rows = np.array([0] + list(range(k)))
+    cols = np.array([k] + list(range(1, k + 1)))
+    x = np.array([1.0] + [0.1] * k)
+    order = np.lexsort((cols, rows))
+    rows, cols, x = rows[order], cols[order], x[order]
+    oracle = SparseShortestPathOracle(k + 1, rows, cols, search="components")
+    ce, ptr, path, maxv = _kernel(oracle, x, 0.0, 1e-3, cap)
+    chord = int(np.flatnonzero(x == 1.0)[0])
+    assert chord not in ce
+    assert maxv >= 1.0 - 0.1 * k - 1e-12
+    ce, ptr, path, maxv = _kernel(oracle, x, 0.0, 1e-3, 0)
+    assert list(ce) == [chord]
+    np.testing.assert_allclose(maxv, 1.0 - 0.1 * k)
