@@ -300,12 +300,13 @@ class SparseShortestPathOracle:
         ball capped at a few hundred nodes barely leaves its community;
         one ball per component reaches the cycles through several.  With
         ``component_eps == 0`` and no cap it finds a most violated
-        inequality per violated edge, as the other two.
+        inequality per violated edge, as the other two.  It runs on one
+        thread (the bounded search spreads its sources over numba's).
     cap : int, default=0
         With ``search="bounded"``: calls settle at most ``cap`` nodes per
         source (0: no cap); with ``search="components"``, at most ``cap *
-        |C|`` nodes per component ``C`` (the same total work), which returns real violated cycles (maybe not
-        the deepest) and an upper bound on the largest violation, until a
+        |C|`` nodes per component ``C`` (the same total work).  Capped
+        calls return real violated cycles (maybe not the deepest) and an upper bound on the largest violation, until a
         capped call finds fewer than ``max(1, switch m)`` constraints: that
         call is repeated without the cap, and so is every later call (the
         capped searches then miss most of the few violated edges left, and
