@@ -551,6 +551,13 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
         count = 0
         front = 0.0
         if remaining > 0:
+            # the target ends by decreasing radius: the largest one left is
+            # the first not settled (amortised O(1) per settled target)
+            if nt > 1:
+                srt = tlist[:nt][np.argsort(-need[tlist[:nt]],
+                                            kind="mergesort")]
+                tlist[:nt] = srt
+            top = 0
             size = 0
             for i in range(a0, a1):
                 s = order[i]
@@ -585,11 +592,9 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
                         front = d
                         break
                     if need[u] >= radius:
-                        radius = 0.0
-                        for j in range(nt):
-                            w = tlist[j]
-                            if done[w] != stamp and need[w] > radius:
-                                radius = need[w]
+                        while done[tlist[top]] == stamp:
+                            top += 1
+                        radius = need[tlist[top]]
                         front = radius
                 for k in range(indptr[u], indptr[u + 1]):
                     v = indices[k]
