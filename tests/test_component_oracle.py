@@ -216,6 +216,13 @@ def test_bad_parameters():
     with pytest.raises(NotImplementedError, match="in-process"):
         SparseShortestPathOracle(3, rows, cols, search="components",
                                  client=object())
+    from metric_estimators.solvers.oracles.sparse import (
+        DaskExecutor,
+        _SparseGraph,
+    )
+    with pytest.raises(NotImplementedError, match="in-process"):
+        DaskExecutor(object()).bind(_SparseGraph(3, rows, cols,
+                                                 search="components"))
 
 
 @pytest.mark.parametrize("n", [0, 1, 3])

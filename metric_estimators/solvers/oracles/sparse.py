@@ -228,13 +228,13 @@ class DaskExecutor:
 
     def bind(self, graph):
         """Scatter the graph pattern to every worker, once."""
+        if getattr(graph, "search", None) == "components":
+            raise NotImplementedError(
+                "search='components' runs in-process only: use client=None.")
         self._graph = self.client.scatter(graph, broadcast=True, hash=False)
 
     def map_sources(self, x, blocks, threshold, chunk, cap=0):
         """Search the blocks on the workers; return their results in block order."""
-        if getattr(self._graph, "search", None) == "components":
-            raise NotImplementedError(
-                "search='components' runs in-process only: use client=None.")
         x_f = self.client.scatter(np.ascontiguousarray(x), broadcast=True,
                                   hash=False)
         futures = [self.client.submit(_search_sources, self._graph, x_f,
