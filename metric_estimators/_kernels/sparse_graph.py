@@ -11,6 +11,11 @@ the edge id of stored entry ``k``) over the edges ``rows[e] < cols[e]``, as in
   radius ``x_uv - threshold`` of those left (a violated inequality of ``uv``
   has a path shorter than that), so a call visits only balls of the LP
   metric, with ``O(n + m)`` memory.
+* :func:`component_violated_cycles` -- the same inequalities from one
+  multi-source search per component of the short edges (length ``<= eps``),
+  paths inside a component along a BFS spanning forest
+  (:func:`short_edge_forest`): the searches leave the components, which
+  the per-source balls capped at a few hundred nodes barely do.
 * :func:`graph_closure` -- the same searches at threshold 0, writing
   ``min(x_e, dist(u, v))``: the shortest-path closure restricted to the
   edges (a point satisfying every cycle inequality).
@@ -24,7 +29,8 @@ The local moves and the clustering cost on sparse signed graphs are in
 import numpy as np
 from numba import njit
 
-__all__ = ["ball_pivot", "bounded_violated_cycles", "graph_closure"]
+__all__ = ["ball_pivot", "bounded_violated_cycles", "component_violated_cycles",
+           "graph_closure", "short_edge_forest"]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -364,3 +370,303 @@ def ball_pivot(x, indptr, indices, eid, order, probabilistic, seed):
             dist[touched[i]] = np.inf
         k += 1
     return labels
+
+
+@njit(cache=True, nogil=True)
+def short_edge_forest(x, indptr, indices, eid, eps):
+    """Components of the edges of length ``max(x_e, 0) <= eps`` and a BFS spanning forest.
+
+    Returns ``(comp, order, cptr, tparent, tedge, depth)``: ``comp[v]`` the
+    component id of node ``v`` (ids ``0, 1, ...`` in the order of their
+    smallest node), ``order[cptr[c]:cptr[c + 1]]`` the nodes of component
+    ``c`` in BFS order from its smallest node (the root), ``tparent[v]``
+    and ``tedge[v]`` the parent node and the edge id to it in the forest
+    (``-1`` at a root), ``depth[v]`` the number of forest edges to the root.
+    """
+    n = indptr.shape[0] - 1
+    comp = np.full(n, -1, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    cptr = np.zeros(n + 1, dtype=np.int64)
+    tparent = np.full(n, -1, dtype=np.int64)
+    tedge = np.full(n, -1, dtype=np.int64)
+    depth = np.zeros(n, dtype=np.int64)
+    nc = 0
+    tail = 0
+    for r in range(n):
+        if comp[r] >= 0:
+            continue
+        comp[r] = nc
+        order[tail] = r
+        head = tail
+        tail += 1
+        while head < tail:
+            u = order[head]
+            head += 1
+            for k in range(indptr[u], indptr[u + 1]):
+                v = indices[k]
+                e = eid[k]
+                if comp[v] < 0 and max(x[e], 0.0) <= eps:
+                    comp[v] = nc
+                    tparent[v] = u
+                    tedge[v] = e
+                    depth[v] = depth[u] + 1
+                    order[tail] = v
+                    tail += 1
+        nc += 1
+        cptr[nc] = tail
+    return comp, order, cptr[:nc + 1].copy(), tparent, tedge, depth
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put(buf, i, val):
+    # buf[i] = val, doubling buf when full; returns buf
+    if i == buf.shape[0]:
+        b2 = np.empty(2 * i + 1, dtype=buf.dtype)
+        for z in range(i):
+            b2[z] = buf[z]
+        buf = b2
+    buf[i] = val
+    return buf
+
+
+@njit(cache=True, nogil=True)
+def _tree_path(a, b, tparent, tedge, depth, length, path, npth, tmp):
+    """Append the forest path ``a -> b`` (one component) to ``path``; return ``(path, npth, its length)``."""
+    tot = 0.0
+    nt = 0
+    while depth[a] > depth[b]:
+        path = _put(path, npth, np.int32(tedge[a]))
+        npth += 1
+        tot += length[tedge[a]]
+        a = tparent[a]
+    while depth[b] > depth[a]:
+        tmp[nt] = tedge[b]
+        nt += 1
+        b = tparent[b]
+    while a != b:
+        path = _put(path, npth, np.int32(tedge[a]))
+        npth += 1
+        tot += length[tedge[a]]
+        a = tparent[a]
+        tmp[nt] = tedge[b]
+        nt += 1
+        b = tparent[b]
+    for i in range(nt - 1, -1, -1):
+        path = _put(path, npth, np.int32(tmp[i]))
+        npth += 1
+        tot += length[tmp[i]]
+    return path, npth, tot
+
+
+@njit(cache=True, nogil=True)
+def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
+                              cap=0):
+    """Violated cycle inequalities from one multi-source search per short-edge component.
+
+    The edges of length ``max(x_e, 0) <= eps`` join the nodes into
+    components ``C`` with a BFS spanning forest (:func:`short_edge_forest`).
+
+    * An edge ``e = (u, v)`` with ``u`` in ``C`` and ``v`` in a component of
+      larger id (so each edge between components is checked once, by the
+      smaller id) is a *target* of ``C`` with radius ``x_e - threshold``.
+      One Dijkstra per component on the lengths ``max(x, 0)`` starts from
+      every node of ``C`` at distance 0 (ties: fewer edges, then node
+      number, as in :func:`_search`) and stops when every target end with
+      a positive radius is settled, or at the largest radius of those left,
+      or (``cap > 0``) after settling ``cap * |C|`` nodes -- the work of
+      ``|C|`` capped per-node searches spent on one ball.  A target ``v``
+      reached (settled, or tentatively under the cap) from the source ``s``
+      gives the path: the predecessor chain ``v -> s`` (outside ``C``
+      except ``s``), then the forest path ``s -> u`` inside ``C``.
+    * An edge with both ends in ``C`` and ``x_e > threshold`` gives the
+      forest path ``v -> u`` (unless that path is ``e`` itself).
+
+    A path ``P`` is emitted when its true violation ``x_e - sum_{f in P}
+    max(x_f, 0)`` exceeds ``threshold`` (the forest part has length 0 when
+    ``eps == 0``, up to ``eps`` per edge otherwise).  Paths are simple and
+    listed from ``v`` to ``u``.  With ``eps == 0`` and ``cap == 0``, the
+    constraint of every edge violated beyond ``threshold`` is found, with a
+    shortest path (``dist(u, v) = dist(C, v)``, the forest being free).
+
+    Returns ``(cons_edge, ptr, path, max_violation)`` (CSR, component
+    order, then the edges inside components in edge order).
+    ``max_violation`` is an upper bound on ``max(0, max_e x_e - dist(u,
+    v))``, never an underestimate: ``x_e - dist(C, v)`` for a settled
+    target end (``dist(C, v) <= dist(u, v)``; exact with ``eps == 0``),
+    ``x_e`` minus the search's frontier for one not settled, and ``x_e``
+    for an edge inside a component (exact with ``eps == 0``, where the
+    forest path is free; with ``eps > 0`` it is only the trivial bound, so
+    a stopping rule on it may never fire: use ``eps == 0`` for that).
+    """
+    n = indptr.shape[0] - 1
+    m = x.shape[0]
+    length = np.empty(m)
+    for e in range(m):
+        length[e] = x[e] if x[e] > 0.0 else 0.0
+    comp, order, cptr, tparent, tedge, depth = short_edge_forest(
+        x, indptr, indices, eid, eps)
+    ncomp = cptr.shape[0] - 1
+    dist = np.full(n, np.inf)
+    hops = np.zeros(n, dtype=np.int64)
+    pnode = np.full(n, -1, dtype=np.int64)
+    pedge = np.full(n, -1, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int64)
+    need = np.zeros(n)
+    tlist = np.empty(n, dtype=np.int64)
+    done = np.zeros(n, dtype=np.int64)
+    tmp = np.empty(n + 1, dtype=np.int64)
+    hcap = n + indptr[n] + 2
+    hd = np.empty(hcap)
+    hh = np.empty(hcap, dtype=np.int64)
+    hv = np.empty(hcap, dtype=np.int64)
+    ce = np.empty(16, dtype=np.int64)
+    ptr = np.zeros(17, dtype=np.int64)
+    path = np.empty(64, dtype=np.int32)
+    nc = 0
+    npth = 0
+    maxv = 0.0
+    for c in range(ncomp):
+        a0 = cptr[c]
+        a1 = cptr[c + 1]
+        stamp = c + 1
+        # the targets: ends outside C of the edges C owns
+        remaining = 0
+        radius = 0.0
+        nt = 0
+        for i in range(a0, a1):
+            u = order[i]
+            for k in range(indptr[u], indptr[u + 1]):
+                v = indices[k]
+                if comp[v] > c:
+                    r = x[eid[k]] - threshold
+                    if r > 0.0:
+                        if need[v] == 0.0:
+                            tlist[nt] = v
+                            nt += 1
+                            remaining += 1
+                        if r > need[v]:
+                            need[v] = r
+                        if r > radius:
+                            radius = r
+        count = 0
+        front = 0.0
+        if remaining > 0:
+            # the target ends by decreasing radius: the largest one left is
+            # the first not settled (amortised O(1) per settled target)
+            if nt > 1:
+                srt = tlist[:nt][np.argsort(-need[tlist[:nt]],
+                                            kind="mergesort")]
+                tlist[:nt] = srt
+            top = 0
+            size = 0
+            for i in range(a0, a1):
+                s = order[i]
+                dist[s] = 0.0
+                hops[s] = 0
+                pnode[s] = -1
+                pedge[s] = -1
+                touched[count] = s
+                count += 1
+                size = _push(hd, hh, hv, size, 0.0, 0, s)
+            settled = 0
+            limit = cap * (a1 - a0)
+            front = radius
+            while size > 0:
+                d = hd[0]
+                h = hh[0]
+                u = hv[0]
+                if (done[u] == stamp or d > dist[u]
+                        or (d == dist[u] and h > hops[u])):
+                    size = _pop(hd, hh, hv, size)
+                    continue
+                if cap > 0 and settled >= limit:
+                    # every node not settled is at distance >= front
+                    front = min(d, radius)
+                    break
+                size = _pop(hd, hh, hv, size)
+                settled += 1
+                done[u] = stamp
+                if need[u] > 0.0:
+                    remaining -= 1
+                    if remaining == 0:
+                        front = d
+                        break
+                    if need[u] >= radius:
+                        while done[tlist[top]] == stamp:
+                            top += 1
+                        radius = need[tlist[top]]
+                        front = radius
+                for k in range(indptr[u], indptr[u + 1]):
+                    v = indices[k]
+                    nd = d + length[eid[k]]
+                    if nd >= radius:
+                        continue
+                    if nd < dist[v] or (nd == dist[v] and h + 1 < hops[v]):
+                        if dist[v] == np.inf:
+                            touched[count] = v
+                            count += 1
+                        dist[v] = nd
+                        hops[v] = h + 1
+                        pnode[v] = u
+                        pedge[v] = eid[k]
+                        size = _push(hd, hh, hv, size, nd, h + 1, v)
+            if size == 0:
+                front = radius
+        # the constraints of the edges C owns
+        for i in range(a0, a1):
+            u = order[i]
+            for k in range(indptr[u], indptr[u + 1]):
+                v = indices[k]
+                if comp[v] <= c:
+                    continue
+                e = eid[k]
+                bound = x[e] - dist[v] if done[v] == stamp else x[e] - front
+                if bound > maxv:
+                    maxv = bound
+                if not x[e] - dist[v] > threshold:
+                    continue
+                start = npth
+                tot = 0.0
+                a = v
+                while pnode[a] >= 0:
+                    path = _put(path, npth, np.int32(pedge[a]))
+                    npth += 1
+                    tot += length[pedge[a]]
+                    a = pnode[a]
+                path, npth, t2 = _tree_path(a, u, tparent, tedge, depth,
+                                            length, path, npth, tmp)
+                tot += t2
+                if x[e] - tot > threshold:
+                    ce = _put(ce, nc, e)
+                    nc += 1
+                    ptr = _put(ptr, nc, npth)
+                else:
+                    npth = start
+        for i in range(count):
+            w = touched[i]
+            dist[w] = np.inf
+        for j in range(nt):
+            need[tlist[j]] = 0.0
+    # the edges inside a component: their forest paths
+    for u in range(n):
+        for k in range(indptr[u], indptr[u + 1]):
+            v = indices[k]
+            if v <= u or comp[v] != comp[u]:
+                continue
+            e = eid[k]
+            if x[e] > maxv:
+                maxv = x[e]
+            if not x[e] > threshold:
+                continue
+            if tedge[u] == e or tedge[v] == e:
+                continue  # the forest path is e itself
+            start = npth
+            path, npth, tot = _tree_path(v, u, tparent, tedge, depth, length,
+                                         path, npth, tmp)
+            if x[e] - tot > threshold:
+                ce = _put(ce, nc, e)
+                nc += 1
+                ptr = _put(ptr, nc, npth)
+            else:
+                npth = start
+    return ce[:nc].copy(), ptr[:nc + 1].copy(), path[:npth].copy(), maxv

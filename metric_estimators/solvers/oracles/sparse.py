@@ -22,6 +22,8 @@ from ..numpy_kernels import lazy_kernel
 paths_from_predecessors = lazy_kernel("shortest_paths", "paths_from_predecessors")
 bounded_violated_cycles = lazy_kernel("sparse_graph", "bounded_violated_cycles")
 graph_closure = lazy_kernel("sparse_graph", "graph_closure")
+component_violated_cycles = lazy_kernel("sparse_graph",
+                                        "component_violated_cycles")
 
 __all__ = ["SparseShortestPathOracle", "InProcessExecutor", "DaskExecutor",
            "make_executor"]
@@ -36,10 +38,12 @@ class _SparseGraph:
     :class:`SparseShortestPathOracle`).
     """
 
-    def __init__(self, n, rows, cols, search="full", engine="numba"):
+    def __init__(self, n, rows, cols, search="full", engine="numba",
+                 component_eps=0.0):
         self.n = int(n)
         self.search = search
         self.engine = engine
+        self.component_eps = float(component_eps)
         self.rows = np.ascontiguousarray(rows, dtype=np.int64)
         self.cols = np.ascontiguousarray(cols, dtype=np.int64)
         m = self.rows.size
@@ -76,6 +80,14 @@ def _search_sources(graph, x, s0, s1, threshold, chunk, cap=0):
     per source if ``cap > 0``.
     """
     n = graph.n
+    if getattr(graph, "search", "full") == "components":
+        if (s0, s1) != (0, n):
+            raise NotImplementedError(
+                "search='components' searches the whole graph at once, not "
+                "blocks of sources.")
+        return component_violated_cycles(
+            x, graph.indptr, graph.indices, graph.eid,
+            float(graph.component_eps), float(threshold), int(cap))
     if getattr(graph, "search", "full") == "bounded":
         search = (small_graphs.bounded_violated_cycles
                   if getattr(graph, "engine", "numba") == "python"
@@ -168,6 +180,10 @@ class InProcessExecutor:
         order, so they do not depend on the number of threads.
         """
         graph = self._graph
+        if getattr(graph, "search", "full") == "components":
+            # one search per component of the short edges, over the whole graph
+            return [_search_sources(graph, x, 0, graph.n, threshold, chunk,
+                                    cap)]
         threads = _bounded_threads()
         if (getattr(graph, "search", "full") == "bounded" and threads > 1
                 and getattr(graph, "engine", "numba") == "numba"
@@ -212,6 +228,9 @@ class DaskExecutor:
 
     def bind(self, graph):
         """Scatter the graph pattern to every worker, once."""
+        if getattr(graph, "search", None) == "components":
+            raise NotImplementedError(
+                "search='components' runs in-process only: use client=None.")
         self._graph = self.client.scatter(graph, broadcast=True, hash=False)
 
     def map_sources(self, x, blocks, threshold, chunk, cap=0):
@@ -260,7 +279,7 @@ class SparseShortestPathOracle:
         wherever the search runs).
     client : distributed.Client or None, default=None
         Run the searches on this Dask cluster (see :class:`DaskExecutor`).
-    search : {"full", "bounded"}, default="full"
+    search : {"full", "bounded", "components"}, default="full"
         ``"full"``: scipy's Dijkstra from every source over the whole graph
         (memory ``O(chunk n)``).  ``"bounded"``: a numba Dijkstra per source
         ``u`` that stops once its targets ``v > u`` that could be violated
@@ -271,10 +290,23 @@ class SparseShortestPathOracle:
         choice for correlation clustering, whose lengths are at most about
         1, on graphs of 10^5 nodes).  Both return a most violated inequality
         per violated edge (their shortest paths may differ on ties).
+        ``"components"`` (in-process only): the edges of length
+        ``max(x_e, 0) <= component_eps`` join the nodes into components;
+        one multi-source Dijkstra per component finds the cycles through
+        the edges that leave it, and paths inside a component follow a BFS
+        spanning forest of its short edges
+        (:func:`~metric_estimators._kernels.sparse_graph.component_violated_cycles`).
+        Where an iterate puts whole communities at length 0, a per-source
+        ball capped at a few hundred nodes barely leaves its community;
+        one ball per component reaches the cycles through several.  With
+        ``component_eps == 0`` and no cap it finds a most violated
+        inequality per violated edge, as the other two.  It runs on one
+        thread (the bounded search spreads its sources over numba's).
     cap : int, default=0
         With ``search="bounded"``: calls settle at most ``cap`` nodes per
-        source (0: no cap), which returns real violated cycles (maybe not
-        the deepest) and an upper bound on the largest violation, until a
+        source (0: no cap); with ``search="components"``, at most ``cap *
+        |C|`` nodes per component ``C`` (the same total work).  Capped
+        calls return real violated cycles (maybe not the deepest) and an upper bound on the largest violation, until a
         capped call finds fewer than ``max(1, switch m)`` constraints: that
         call is repeated without the cap, and so is every later call (the
         capped searches then miss most of the few violated edges left, and
@@ -300,21 +332,44 @@ class SparseShortestPathOracle:
         With ``search="bounded"``: ``"python"`` runs the searches in the
         interpreter (:func:`metric_estimators.solvers.small_graphs.bounded_violated_cycles`,
         the same bits, no kernel to compile: small graphs), ``"numba"`` in
-        the kernel.
+        the kernel.  ``search="components"`` runs in numba only.
+    component_eps : float, default=0.0
+        With ``search="components"``: the edges of length ``max(x_e, 0) <=
+        component_eps`` form the components.  The returned violations are
+        the true ones of the emitted paths, but the largest violation
+        reported is exact only with 0 (with ``eps > 0`` it is a
+        conservative bound: an edge inside a component counts as violated
+        by ``x_e``), so a stopping rule on it may not fire.
     """
 
     supports_float32 = False
 
     def __init__(self, n, rows, cols, chunk=256, client=None, search="full",
-                 cap=0, switch=0.01, growth=0, engine="numba"):
-        if search not in ("full", "bounded"):
-            raise ValueError(f"search must be 'full' or 'bounded', got "
-                             f"{search!r}.")
+                 cap=0, switch=0.01, growth=0, engine="numba",
+                 component_eps=0.0):
+        if search not in ("full", "bounded", "components"):
+            raise ValueError(f"search must be 'full', 'bounded' or "
+                             f"'components', got {search!r}.")
         if engine not in ("numba", "python"):
             raise ValueError(f"engine must be 'numba' or 'python', got "
                              f"{engine!r}.")
-        self.graph = _SparseGraph(n, rows, cols, search=search, engine=engine)
-        self.cap = int(cap) if search == "bounded" else 0
+        if search == "components" and engine != "numba":
+            raise ValueError("search='components' has no 'python' engine: "
+                             "use engine='numba'.")
+        component_eps = float(component_eps)
+        if not np.isfinite(component_eps) or component_eps < 0.0:
+            raise ValueError(f"component_eps must be a finite number >= 0, "
+                             f"got {component_eps!r}.")
+        executor = make_executor(client)
+        if search == "components" and not isinstance(executor,
+                                                     InProcessExecutor):
+            raise NotImplementedError(
+                "search='components' runs in-process only: use client=None "
+                "(or search='bounded' on a Dask cluster).")
+        self.graph = _SparseGraph(n, rows, cols, search=search, engine=engine,
+                                  component_eps=component_eps)
+        self.component_eps = component_eps
+        self.cap = int(cap) if search in ("bounded", "components") else 0
         self.cap_ = self.cap
         self.switch = float(switch)
         self.growth = int(growth)
@@ -326,7 +381,7 @@ class SparseShortestPathOracle:
         self.rows = self.graph.rows
         self.cols = self.graph.cols
         self.chunk = int(chunk)
-        self.executor = make_executor(client)
+        self.executor = executor
         self._bound = False
 
     def _blocks(self):
