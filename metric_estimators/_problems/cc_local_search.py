@@ -214,10 +214,11 @@ def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None):
         if len(pool) < 2:
             break
         best = pool[0][1]
+        keys = [_canonical_key(entry[0]) for entry in pool]
         children = []
         for i in range(len(pool)):
             for j in range(i + 1, len(pool)):
-                pair = (_canonical_key(pool[i][0]), _canonical_key(pool[j][0]))
+                pair = (keys[i], keys[j])
                 if pair in crossed:
                     continue
                 crossed.add(pair)
