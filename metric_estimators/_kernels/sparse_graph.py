@@ -87,6 +87,38 @@ def _pop(hd, hh, hv, size):
     return size
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _stale(u, d, h, dist, hops, done, stamp):
+    # a heap entry superseded by a shorter (or fewer-edge) path, or settled
+    return done[u] == stamp or d > dist[u] or (d == dist[u] and h > hops[u])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _relax(u, d, h, radius, length, indptr, indices, eid, dist, hops, pred,
+           touched, count, hd, hh, hv, size):
+    """Relax the edges of the settled node ``u`` (at ``(d, h)``) below ``radius``.
+
+    The one relaxation step of every search here: lexicographic on
+    (distance, edges), ``pred[v]`` the stored entry through which ``v`` is
+    reached, first reaches listed in ``touched``.  Returns ``(count,
+    size)``.
+    """
+    for k in range(indptr[u], indptr[u + 1]):
+        v = indices[k]
+        nd = d + length[eid[k]]
+        if nd >= radius:
+            continue
+        if nd < dist[v] or (nd == dist[v] and h + 1 < hops[v]):
+            if dist[v] == np.inf:
+                touched[count] = v
+                count += 1
+            dist[v] = nd
+            hops[v] = h + 1
+            pred[v] = k
+            size = _push(hd, hh, hv, size, nd, h + 1, v)
+    return count, size
+
+
 @njit(cache=True, nogil=True)
 def _search(s, x, threshold, ball, length, indptr, indices, eid, dist, pred,
             touched, heap, done, cap):
@@ -143,7 +175,7 @@ def _search(s, x, threshold, ball, length, indptr, indices, eid, dist, pred,
         d = hd[0]
         h = hh[0]
         u = hv[0]
-        if done[u] == stamp or d > dist[u] or (d == dist[u] and h > hops[u]):
+        if _stale(u, d, h, dist, hops, done, stamp):
             size = _pop(hd, hh, hv, size)
             continue
         if cap > 0 and settled >= cap:
@@ -174,19 +206,9 @@ def _search(s, x, threshold, ball, length, indptr, indices, eid, dist, pred,
                             r = x[eid[k]] - threshold
                             if r > radius:
                                 radius = r
-        for k in range(indptr[u], indptr[u + 1]):
-            v = indices[k]
-            nd = d + length[eid[k]]
-            if nd >= radius:
-                continue
-            if nd < dist[v] or (nd == dist[v] and h + 1 < hops[v]):
-                if dist[v] == np.inf:
-                    touched[count] = v
-                    count += 1
-                dist[v] = nd
-                hops[v] = h + 1
-                pred[v] = k
-                size = _push(hd, hh, hv, size, nd, h + 1, v)
+        count, size = _relax(u, d, h, radius, length, indptr, indices, eid,
+                             dist, hops, pred, touched, count, hd, hh, hv,
+                             size)
     return count, radius
 
 
@@ -508,8 +530,7 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
     ncomp = cptr.shape[0] - 1
     dist = np.full(n, np.inf)
     hops = np.zeros(n, dtype=np.int64)
-    pnode = np.full(n, -1, dtype=np.int64)
-    pedge = np.full(n, -1, dtype=np.int64)
+    pred = np.full(n, -1, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
     need = np.zeros(n)
     tlist = np.empty(n, dtype=np.int64)
@@ -563,8 +584,7 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
                 s = order[i]
                 dist[s] = 0.0
                 hops[s] = 0
-                pnode[s] = -1
-                pedge[s] = -1
+                pred[s] = -1
                 touched[count] = s
                 count += 1
                 size = _push(hd, hh, hv, size, 0.0, 0, s)
@@ -575,8 +595,7 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
                 d = hd[0]
                 h = hh[0]
                 u = hv[0]
-                if (done[u] == stamp or d > dist[u]
-                        or (d == dist[u] and h > hops[u])):
+                if _stale(u, d, h, dist, hops, done, stamp):
                     size = _pop(hd, hh, hv, size)
                     continue
                 if cap > 0 and settled >= limit:
@@ -596,20 +615,9 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
                             top += 1
                         radius = need[tlist[top]]
                         front = radius
-                for k in range(indptr[u], indptr[u + 1]):
-                    v = indices[k]
-                    nd = d + length[eid[k]]
-                    if nd >= radius:
-                        continue
-                    if nd < dist[v] or (nd == dist[v] and h + 1 < hops[v]):
-                        if dist[v] == np.inf:
-                            touched[count] = v
-                            count += 1
-                        dist[v] = nd
-                        hops[v] = h + 1
-                        pnode[v] = u
-                        pedge[v] = eid[k]
-                        size = _push(hd, hh, hv, size, nd, h + 1, v)
+                count, size = _relax(u, d, h, radius, length, indptr,
+                                     indices, eid, dist, hops, pred, touched,
+                                     count, hd, hh, hv, size)
             if size == 0:
                 front = radius
         # the constraints of the edges C owns
@@ -628,11 +636,12 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
                 start = npth
                 tot = 0.0
                 a = v
-                while pnode[a] >= 0:
-                    path = _put(path, npth, np.int32(pedge[a]))
+                while pred[a] >= 0:
+                    f = eid[pred[a]]
+                    path = _put(path, npth, np.int32(f))
                     npth += 1
-                    tot += length[pedge[a]]
-                    a = pnode[a]
+                    tot += length[f]
+                    a = _source_of(pred[a], indptr)
                 path, npth, t2 = _tree_path(a, u, tparent, tedge, depth,
                                             length, path, npth, tmp)
                 tot += t2
