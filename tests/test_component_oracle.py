@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 from scipy.sparse import csgraph
+from sparse_graphs import exact_distances, random_lengths_graph
 
 from metric_estimators._kernels.sparse_graph import (
     bounded_violated_cycles,
@@ -22,22 +23,9 @@ from metric_estimators.solvers.oracles import SparseShortestPathOracle
 
 
 def _graph(n, p, seed):
-    """Random edges ``rows < cols``; lengths with many exact zeros, 1, 0.5, noise, negatives."""
-    rng = np.random.default_rng(seed)
-    iu = np.triu_indices(n, 1)
-    keep = rng.random(iu[0].size) < p
-    rows, cols = iu[0][keep].astype(np.int64), iu[1][keep].astype(np.int64)
-    x = rng.choice([0.0, 0.0, 1.0, 0.5], rows.size)
-    noisy = rng.random(rows.size) < 0.4
-    x[noisy] += rng.normal(0, 0.05, noisy.sum())
-    x[rng.random(rows.size) < 0.05] = -0.02  # a few negative lengths
-    return rows, cols, x
-
-
-def _distances(n, rows, cols, x):
-    lengths = np.maximum(np.maximum(x, 0.0), 1e-300)
-    G = sparse.csr_matrix((lengths, (rows, cols)), shape=(n, n))
-    return csgraph.dijkstra(G, directed=False)
+    # many exact zeros, 1, 0.5, noise on some, a few negative lengths
+    return random_lengths_graph(n, p, seed, values=(0.0, 0.0, 1.0, 0.5),
+                                noisy=0.4, negative=0.05, negative_value=-0.02)
 
 
 def _kernel(oracle, x, eps, threshold, cap):
@@ -111,7 +99,7 @@ def test_constraints_are_real_violated_simple_paths(seed, eps, cap, threshold):
         viol = x[e] - np.maximum(x[edges], 0.0).sum()
         assert viol > threshold
     # the largest violation is never underestimated beyond the threshold
-    D = _distances(n, rows, cols, x)
+    D = exact_distances(n, rows, cols, x)
     true = float(np.max(x - D[rows, cols], initial=0.0))
     if true > threshold:
         assert maxv >= true - 1e-12
@@ -126,7 +114,7 @@ def test_exact_search_finds_every_violated_edge(seed, threshold):
     rows, cols, x = _graph(n, 0.08, seed)
     oracle = SparseShortestPathOracle(n, rows, cols, search="components")
     ce, ptr, path, maxv = _kernel(oracle, x, 0.0, threshold, 0)
-    D = _distances(n, rows, cols, x)
+    D = exact_distances(n, rows, cols, x)
     viol = x - D[rows, cols]
     expected = np.flatnonzero(viol > threshold + 1e-12)
     assert expected.size > 0
