@@ -140,12 +140,11 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
     LP lives on the edges only, with the cycle inequalities ``x_e <= sum_{f
     in P} x_f`` (``e = uv``, ``P`` a ``u``-``v`` path) found by a
     shortest-path oracle
-    (:class:`~metric_estimators.solvers.oracles.SparseShortestPathOracle`:
-    in this process, ``search="components"``, one multi-source search per
-    component of the zero-length edges, so that a capped search spans
-    communities rather than nodes; on a Dask ``client``,
-    ``search="bounded"``, one search per node, spread over the workers)
-    -- the complete-graph LP with zero weights off the
+    (:class:`~metric_estimators.solvers.oracles.SparseShortestPathOracle`,
+    ``search="components"``: one multi-source search per component of the
+    zero-length edges, so that a capped search spans communities rather
+    than nodes; blocks of components on numba's threads, or on the workers
+    of a Dask ``client``) -- the complete-graph LP with zero weights off the
     graph, since the shortest-path completion of a feasible edge solution
     is a metric.  Same regularisation, ``gamma`` and stopping rule; memory
     ``O(n + |E|)`` plus the active set throughout (rounding over balls of
@@ -441,13 +440,13 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
                                         CycleConstraints)
         # small graphs: the per-node searches in Python (the same bits,
-        # nothing to compile); in-process numba: one search per component
-        # of the zero-length edges; Dask: per-node searches on the workers
+        # nothing to compile); else one search per component of the
+        # zero-length edges, blocks of them on threads or Dask workers
         small = npk.use_numpy_sparse_cc(n)
-        search = ("components" if self.client is None and not small
-                  else "bounded")
         oracle = SparseShortestPathOracle(n, graph.rows, graph.cols,
-                                          client=self.client, search=search,
+                                          client=self.client,
+                                          search=("bounded" if small
+                                                  else "components"),
                                           cap=SEARCH_CAP,
                                           growth=SEARCH_GROWTH,
                                           switch=SEARCH_SWITCH,

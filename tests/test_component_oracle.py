@@ -201,16 +201,6 @@ def test_bad_parameters():
                                  engine="python")
     with pytest.raises(ValueError, match="search"):
         SparseShortestPathOracle(3, rows, cols, search="component")
-    with pytest.raises(NotImplementedError, match="in-process"):
-        SparseShortestPathOracle(3, rows, cols, search="components",
-                                 client=object())
-    from metric_estimators.solvers.oracles.sparse import (
-        DaskExecutor,
-        _SparseGraph,
-    )
-    with pytest.raises(NotImplementedError, match="in-process"):
-        DaskExecutor(object()).bind(_SparseGraph(3, rows, cols,
-                                                 search="components"))
 
 
 @pytest.mark.parametrize("n", [0, 1, 3])
@@ -304,3 +294,85 @@ def test_capped_search_bounds_the_violation_it_misses(cap):
     ce, ptr, path, maxv = _kernel(oracle, x, 0.0, 1e-3, 0)
     assert list(ce) == [chord]
     np.testing.assert_allclose(maxv, 1.0 - 0.1 * k)
+
+
+def _block_results(oracle, x, blocks, threshold, cap):
+    from metric_estimators.solvers.oracles.sparse import _merge, _search_sources
+    return _merge([_search_sources(oracle.graph, x, a, b, threshold, 0, cap)
+                   for a, b in blocks])
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("eps, cap", [(0.0, 0), (0.0, 2), (0.06, 0)])
+def test_blocks_of_components_concatenate_to_the_whole_call(seed, eps, cap):
+    """Blocks of component roots, run separately and merged in order: the whole call's bits."""
+    from metric_estimators.solvers.oracles.sparse import _component_blocks
+
+    n = 70
+    rows, cols, x = _graph(n, 0.08, seed)
+    oracle = SparseShortestPathOracle(n, rows, cols, search="components",
+                                      component_eps=eps)
+    whole = _kernel(oracle, x, eps, 1e-3, cap)
+    assert whole[0].size > 0
+    for blocks in ([(0, 9), (9, 40), (40, n)], [(0, 1), (1, n)],
+                   _component_blocks(oracle.graph, x, 3),
+                   _component_blocks(oracle.graph, x, 50)):
+        assert blocks[0][0] == 0 and blocks[-1][1] == n
+        assert all(b[1] == c[0] and b[0] < b[1]
+                   for b, c in zip(blocks, blocks[1:]))
+        merged = _block_results(oracle, x, blocks, 1e-3, cap)
+        for u, v in zip(whole[:3], merged[:3]):
+            np.testing.assert_array_equal(u, v)
+        assert merged[3] == whole[3]
+
+
+def test_component_blocks_balance_nodes_when_roots_crowd_small_ids():
+    """Communities of randomly numbered nodes: their roots are small numbers; the blocks still split the nodes evenly."""
+    from metric_estimators.solvers.oracles.sparse import _component_blocks
+
+    rng = np.random.default_rng(0)
+    k, size = 40, 25
+    n = k * size
+    perm = rng.permutation(n)
+    lab = np.repeat(np.arange(k), size)
+    r, c = [], []
+    for g in range(k):  # a path through each community, at length 0
+        nodes = perm[lab == g]
+        r += list(nodes[:-1])
+        c += list(nodes[1:])
+    r, c = np.array(r), np.array(c)
+    rows, cols = np.minimum(r, c), np.maximum(r, c)
+    order = np.lexsort((cols, rows))
+    rows, cols = rows[order], cols[order]
+    oracle = SparseShortestPathOracle(n, rows, cols, search="components")
+    x = np.zeros(rows.size)
+    blocks = _component_blocks(oracle.graph, x, 4)
+    assert len(blocks) == 4
+    comp = short_edge_forest(x, oracle.graph.indptr, oracle.graph.indices,
+                             oracle.graph.eid, 0.0)[0]
+    roots = np.array([np.flatnonzero(comp == j).min() for j in range(k)])
+    assert roots.max() < n // 4  # the crowding the blocks must undo
+    nodes = [size * np.sum((roots >= a) & (roots < b)) for a, b in blocks]
+    assert max(nodes) <= n / 4 + size and min(nodes) >= n / 4 - size
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_threaded_oracle_equals_one_thread(threads, monkeypatch):
+    from metric_estimators.solvers.oracles import sparse as sp
+
+    n = 90
+    # fewer zero lengths than _graph's: many components, not one giant
+    rows, cols, x = random_lengths_graph(n, 0.07, 5,
+                                         values=(0.0, 1.0, 0.5, 1.0),
+                                         noisy=0.4, negative=0.05)
+    monkeypatch.setattr(sp, "_bounded_threads", lambda: 1)
+    one = SparseShortestPathOracle(n, rows, cols, search="components",
+                                   cap=3)(x, 1e-3)
+    monkeypatch.setattr(sp, "_bounded_threads", lambda: threads)
+    oracle = SparseShortestPathOracle(n, rows, cols, search="components",
+                                      cap=3)
+    assert len(oracle._blocks(x)) == threads  # (threads <= 3 blocks fit)
+    many = oracle(x, 1e-3)
+    assert one[0].size > 0
+    for u, v in zip(one, many):
+        np.testing.assert_array_equal(u, v)

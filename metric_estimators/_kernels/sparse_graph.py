@@ -482,7 +482,7 @@ def _tree_path(a, b, tparent, tedge, depth, length, path, npth, tmp):
 
 @njit(cache=True, nogil=True)
 def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
-                              cap=0):
+                              cap=0, r0=0, r1=-1):
     """Violated cycle inequalities from one multi-source search per short-edge component.
 
     The edges of length ``max(x_e, 0) <= eps`` join the nodes into
@@ -510,8 +510,14 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
     constraint of every edge violated beyond ``threshold`` is found, with a
     shortest path (``dist(u, v) = dist(C, v)``, the forest being free).
 
-    Returns ``(cons_edge, ptr, path, max_violation)`` (CSR, component
-    order, then the edges inside components in edge order).
+    Only the components whose root (smallest node) is in ``[r0, r1)``
+    (``r1 < 0``: every node) are searched: the blocks of a split of the
+    nodes cover every edge once, each block is independent of the others
+    (one per thread or Dask task), and their results concatenated in block
+    order are those of one call over every node.
+
+    Returns ``(cons_edge, ptr, path, max_violation)`` (CSR; component by
+    component, the edges leaving it, then those inside it).
     ``max_violation`` is an upper bound on ``max(0, max_e x_e - dist(u,
     v))``, never an underestimate: ``x_e - dist(C, v)`` for a settled
     target end (``dist(C, v) <= dist(u, v)``; exact with ``eps == 0``),
@@ -546,7 +552,15 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
     nc = 0
     npth = 0
     maxv = 0.0
-    for c in range(ncomp):
+    if r1 < 0:
+        r1 = n
+    c0 = 0
+    while c0 < ncomp and order[cptr[c0]] < r0:
+        c0 += 1
+    c1 = c0
+    while c1 < ncomp and order[cptr[c1]] < r1:
+        c1 += 1
+    for c in range(c0, c1):
         a0 = cptr[c]
         a1 = cptr[c + 1]
         stamp = c + 1
@@ -656,26 +670,27 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
             dist[w] = np.inf
         for j in range(nt):
             need[tlist[j]] = 0.0
-    # the edges inside a component: their forest paths
-    for u in range(n):
-        for k in range(indptr[u], indptr[u + 1]):
-            v = indices[k]
-            if v <= u or comp[v] != comp[u]:
-                continue
-            e = eid[k]
-            if x[e] > maxv:
-                maxv = x[e]
-            if not x[e] > threshold:
-                continue
-            if tedge[u] == e or tedge[v] == e:
-                continue  # the forest path is e itself
-            start = npth
-            path, npth, tot = _tree_path(v, u, tparent, tedge, depth, length,
-                                         path, npth, tmp)
-            if x[e] - tot > threshold:
-                ce = _put(ce, nc, e)
-                nc += 1
-                ptr = _put(ptr, nc, npth)
-            else:
-                npth = start
+        # the edges inside C: their forest paths
+        for i in range(a0, a1):
+            u = order[i]
+            for k in range(indptr[u], indptr[u + 1]):
+                v = indices[k]
+                if v <= u or comp[v] != c:
+                    continue
+                e = eid[k]
+                if x[e] > maxv:
+                    maxv = x[e]
+                if not x[e] > threshold:
+                    continue
+                if tedge[u] == e or tedge[v] == e:
+                    continue  # the forest path is e itself
+                start = npth
+                path, npth, tot = _tree_path(v, u, tparent, tedge, depth,
+                                             length, path, npth, tmp)
+                if x[e] - tot > threshold:
+                    ce = _put(ce, nc, e)
+                    nc += 1
+                    ptr = _put(ptr, nc, npth)
+                else:
+                    npth = start
     return ce[:nc].copy(), ptr[:nc + 1].copy(), path[:npth].copy(), maxv
