@@ -64,6 +64,9 @@ CC_COLUMNS = TABLE_COLUMNS + (Column("Gamma", ".3g"), Column("RelGap", ".2e"),
 SEARCH_CAP = 256
 SEARCH_GROWTH = 4
 SEARCH_SWITCH = 0.02
+#: relative change of the LP objective over five capped calls below which
+#: the cap grows too (the searches then keep refinding what was forgotten)
+SEARCH_STALL = 1e-3
 
 #: local optima found without the LP (local search from singletons, nodes in
 #: random orders) added to the first rounding of a sparse graph
@@ -450,6 +453,8 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                                           cap=SEARCH_CAP,
                                           growth=SEARCH_GROWTH,
                                           switch=SEARCH_SWITCH,
+                                          stall_objective=problem.lp_objective,
+                                          stall_rtol=SEARCH_STALL,
                                           engine="python" if small else "numba")
         rng = check_random_state(self.random_state)
         rounded = _Rounded()

@@ -121,3 +121,38 @@ def test_growing_cap_keeps_a_larger_cap_that_finds_enough():
     for k, e in enumerate(ce):
         assert x[e] - np.maximum(x[path[ptr[k]:ptr[k + 1]]], 0).sum() > 1e-3
     assert maxv >= (x - D[rows, cols]).max() - 1e-12
+
+
+@pytest.mark.parametrize("search", ["bounded", "components"])
+def test_cap_grows_when_the_objective_stalls(search):
+    # the capped calls find plenty, but the objective does not move: after
+    # STALL_WINDOW + 1 calls at a cap, the next call runs at the grown cap
+    from metric_estimators.solvers.oracles.sparse import STALL_WINDOW
+
+    n = 60
+    rows, cols, x = _graph(n, 0.2, 7)
+    values = []
+
+    def objective(z):
+        values.append(z.sum())
+        return 5.0 + 1e-5 * len(values)  # relative change 1e-5 per call
+
+    oracle = SparseShortestPathOracle(n, rows, cols, search=search, cap=2,
+                                      switch=0.0, growth=2,
+                                      stall_objective=objective,
+                                      stall_rtol=1e-3)
+    caps = []
+    for _ in range(STALL_WINDOW + 3):
+        oracle(x, 1e-3)
+        caps.append(oracle.cap_)
+    assert caps[:STALL_WINDOW] == [2] * STALL_WINDOW
+    assert caps[STALL_WINDOW] == 4 and oracle.n_stall_growths_ == 1
+    assert len(values) == STALL_WINDOW + 3  # once per capped call
+    # a moving objective never grows the cap
+    moving = SparseShortestPathOracle(
+        n, rows, cols, search=search, cap=2, switch=0.0, growth=2,
+        stall_objective=lambda z, k=[0]: k.append(1) or float(len(k)),
+        stall_rtol=1e-3)
+    for _ in range(STALL_WINDOW + 3):
+        moving(x, 1e-3)
+    assert moving.cap_ == 2 and moving.n_stall_growths_ == 0

@@ -26,6 +26,9 @@ component_violated_cycles = lazy_kernel("sparse_graph",
                                         "component_violated_cycles")
 short_edge_forest = lazy_kernel("sparse_graph", "short_edge_forest")
 
+#: oracle calls over which ``stall_objective`` is compared
+STALL_WINDOW = 5
+
 __all__ = ["SparseShortestPathOracle", "InProcessExecutor", "DaskExecutor",
            "make_executor"]
 
@@ -347,6 +350,16 @@ class SparseShortestPathOracle:
         an exact search on a point that satisfies only short cycles can
         visit most of the graph from every source.  ``cap_`` is the cap in
         force (0 once exact).
+    stall_objective : callable or None, default=None
+        ``f(x) -> float``, the objective of the solve (e.g. the LP's).  A
+        capped search can keep finding as many cycles as the projections
+        forget, at a point it cannot move: then the objective stalls while
+        the yield stays high.  With ``stall_objective``, a call whose
+        ``f(x)`` changed by at most ``stall_rtol`` (relative) over the last
+        :data:`STALL_WINDOW` capped calls at this cap is treated as
+        low-yield too (``growth`` decides what follows).
+    stall_rtol : float, default=1e-3
+        See ``stall_objective``.
     engine : {"numba", "python"}, default="numba"
         With ``search="bounded"``: ``"python"`` runs the searches in the
         interpreter (:func:`metric_estimators.solvers.small_graphs.bounded_violated_cycles`,
@@ -365,7 +378,7 @@ class SparseShortestPathOracle:
 
     def __init__(self, n, rows, cols, chunk=256, client=None, search="full",
                  cap=0, switch=0.01, growth=0, engine="numba",
-                 component_eps=0.0):
+                 component_eps=0.0, stall_objective=None, stall_rtol=1e-3):
         if search not in ("full", "bounded", "components"):
             raise ValueError(f"search must be 'full', 'bounded' or "
                              f"'components', got {search!r}.")
@@ -387,6 +400,10 @@ class SparseShortestPathOracle:
         self.cap_ = self.cap
         self.switch = float(switch)
         self.growth = int(growth)
+        self.stall_objective = stall_objective
+        self.stall_rtol = float(stall_rtol)
+        self._stall_values = []
+        self.n_stall_growths_ = 0
         self.exact_ = False
         self.n_capped_calls_ = 0
         self.n_exact_calls_ = 0
@@ -397,6 +414,20 @@ class SparseShortestPathOracle:
         self.chunk = int(chunk)
         self.executor = executor
         self._bound = False
+
+    def _stalled(self, x):
+        """Record ``stall_objective(x)``; whether it stalled at this cap."""
+        if self.stall_objective is None:
+            return False
+        values = self._stall_values
+        values.append(float(self.stall_objective(x)))
+        if len(values) <= STALL_WINDOW:
+            return False
+        old, new = values[-1 - STALL_WINDOW], values[-1]
+        if abs(new - old) <= self.stall_rtol * max(abs(new), 1e-300):
+            self.n_stall_growths_ += 1
+            return True
+        return False
 
     def _blocks(self, x):
         """Blocks of sources: one per chunk in-process, a few per worker on Dask.
@@ -445,17 +476,22 @@ class SparseShortestPathOracle:
         x = np.ascontiguousarray(x, dtype=np.float64)
         parts = None
         size = max(self.rows.size, len(active) if active is not None else 0)
+        stalled = self.cap_ > 0 and not self.exact_ and self._stalled(x)
         while self.cap_ > 0 and not self.exact_:
-            parts = self.executor.map_sources(x, self._blocks(x),
-                                              float(threshold), self.chunk,
-                                              self.cap_)
-            found = sum(int(p[0].size) for p in parts)
-            if found >= max(1.0, self.switch * size):
-                self.n_capped_calls_ += 1
-                self.last_capped_ = True
-                break
-            # too little found at this cap: a larger one, or exact for good
+            if not stalled:
+                parts = self.executor.map_sources(x, self._blocks(x),
+                                                  float(threshold), self.chunk,
+                                                  self.cap_)
+                found = sum(int(p[0].size) for p in parts)
+                if found >= max(1.0, self.switch * size):
+                    self.n_capped_calls_ += 1
+                    self.last_capped_ = True
+                    break
+            # too little found at this cap (or a stall): a larger one, or
+            # exact for good
+            stalled = False
             parts = None
+            self._stall_values = []
             if self.growth > 1 and self.cap_ * self.growth < self.n:
                 self.cap_ *= self.growth
             else:
