@@ -64,6 +64,9 @@ CC_COLUMNS = TABLE_COLUMNS + (Column("Gamma", ".3g"), Column("RelGap", ".2e"),
 SEARCH_CAP = 256
 SEARCH_GROWTH = 4
 SEARCH_SWITCH = 0.02
+#: relative change of the LP objective over five capped calls below which
+#: the cap grows too (the searches then keep refinding what was forgotten)
+SEARCH_STALL = 1e-3
 
 #: local optima found without the LP (local search from singletons, nodes in
 #: random orders) added to the first rounding of a sparse graph
@@ -138,10 +141,13 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
     ``scipy.sparse`` ``A`` is a graph: its stored entries are the edges
     (non-zero signed weights), absent entries mean no information, and the
     LP lives on the edges only, with the cycle inequalities ``x_e <= sum_{f
-    in P} x_f`` (``e = uv``, ``P`` a ``u``-``v`` path) found by a bounded
+    in P} x_f`` (``e = uv``, ``P`` a ``u``-``v`` path) found by a
     shortest-path oracle
     (:class:`~metric_estimators.solvers.oracles.SparseShortestPathOracle`,
-    ``search="bounded"``) -- the complete-graph LP with zero weights off the
+    ``search="components"``: one multi-source search per component of the
+    zero-length edges, so that a capped search spans communities rather
+    than nodes; blocks of components on numba's threads, or on the workers
+    of a Dask ``client``) -- the complete-graph LP with zero weights off the
     graph, since the shortest-path completion of a feasible edge solution
     is a metric.  Same regularisation, ``gamma`` and stopping rule; memory
     ``O(n + |E|)`` plus the active set throughout (rounding over balls of
@@ -382,12 +388,9 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         rng = check_random_state(self.random_state)
         rounded = _Rounded()
 
-        def check():
-            self._round(A_in, edge_matrix(np.clip(problem.x, 0.0, 1.0), n,
-                                          numpy=small), rng, rounded)
-            return rounded.pool[0][1], problem.lp_lower_bound() * w_scale
-
-        certificate = self._certificate(check, problem, report)
+        certificate = self._certificate(
+            problem, report, A_in, lambda x: edge_matrix(x, n, numpy=small),
+            rng, rounded, w_scale, refine=False)
         report.phase(f"{m} pairs, {int(problem.fpos.sum())} signed, gamma "
                      f"{gamma:.3g}, stages "
                      f"{', '.join(f'{g:.3g}' for g in gamma_stages(gamma))}")
@@ -439,26 +442,25 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         gamma = float(self.gamma)
         problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
                                         CycleConstraints)
-        # small graphs: the searches in Python (the same bits, nothing to compile)
+        # small graphs: the per-node searches in Python (the same bits,
+        # nothing to compile); else one search per component of the
+        # zero-length edges, blocks of them on threads or Dask workers
+        small = npk.use_numpy_sparse_cc(n)
         oracle = SparseShortestPathOracle(n, graph.rows, graph.cols,
                                           client=self.client,
-                                          search="bounded", cap=SEARCH_CAP,
+                                          search=("bounded" if small
+                                                  else "components"),
+                                          cap=SEARCH_CAP,
                                           growth=SEARCH_GROWTH,
                                           switch=SEARCH_SWITCH,
-                                          engine=("python"
-                                                  if npk.use_numpy_sparse_cc(n)
-                                                  else "numba"))
+                                          stall_objective=problem.lp_objective,
+                                          stall_rtol=SEARCH_STALL,
+                                          engine="python" if small else "numba")
         rng = check_random_state(self.random_state)
         rounded = _Rounded()
-
-        def check():
-            self._round(graph.csr,
-                        graph.edge_matrix(np.clip(problem.x, 0.0, 1.0)), rng,
-                        rounded)
-            return (rounded.pool[0][1],
-                    problem.lp_lower_bound(refine=True) * w_scale)
-
-        certificate = self._certificate(check, problem, report)
+        certificate = self._certificate(problem, report, graph.csr,
+                                        graph.edge_matrix, rng, rounded,
+                                        w_scale, refine=True)
         report.phase(f"sparse graph: {n} nodes, {m} edges, gamma "
                      f"{gamma:.3g}, stages "
                      f"{', '.join(f'{g:.3g}' for g in gamma_stages(gamma))}")
@@ -504,13 +506,25 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         self.n_features_in_ = n
         return self
 
-    def _certificate(self, check, problem, report):
+    def _certificate(self, problem, report, A, as_matrix, rng, rounded,
+                     w_scale, refine):
         """The checks of ``certify_tol`` and the deadline of ``max_time``.
 
-        None if neither is set.
+        A check rounds the clipped iterate (``as_matrix`` turns the edge
+        vector into the matrix :meth:`_round` reads) into the pool
+        ``rounded`` and bounds the LP from the current duals (``refine``:
+        raised by L-BFGS-B, affordable on the edges of a sparse graph).
+        None if neither option is set.
         """
         if self.certify_tol is None and self.max_time is None:
             return None
+
+        def check():
+            self._round(A, as_matrix(np.clip(problem.x, 0.0, 1.0)), rng,
+                        rounded)
+            return (rounded.pool[0][1],
+                    problem.lp_lower_bound(refine=refine) * w_scale)
+
         return CertificateStop(check, problem.lp_objective, self.certify_tol,
                                report=report, max_time=self.max_time)
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 from scipy.sparse import csgraph
+from sparse_graphs import exact_distances, random_lengths_graph
 
 from metric_estimators._kernels.sparse_graph import (
     bounded_violated_cycles,
@@ -22,22 +23,9 @@ from metric_estimators.solvers.oracles import SparseShortestPathOracle
 
 
 def _graph(n, p, seed):
-    """Random edges ``rows < cols``; lengths with many exact zeros, 1, 0.5, noise, negatives."""
-    rng = np.random.default_rng(seed)
-    iu = np.triu_indices(n, 1)
-    keep = rng.random(iu[0].size) < p
-    rows, cols = iu[0][keep].astype(np.int64), iu[1][keep].astype(np.int64)
-    x = rng.choice([0.0, 0.0, 1.0, 0.5], rows.size)
-    noisy = rng.random(rows.size) < 0.4
-    x[noisy] += rng.normal(0, 0.05, noisy.sum())
-    x[rng.random(rows.size) < 0.05] = -0.02  # a few negative lengths
-    return rows, cols, x
-
-
-def _distances(n, rows, cols, x):
-    lengths = np.maximum(np.maximum(x, 0.0), 1e-300)
-    G = sparse.csr_matrix((lengths, (rows, cols)), shape=(n, n))
-    return csgraph.dijkstra(G, directed=False)
+    # many exact zeros, 1, 0.5, noise on some, a few negative lengths
+    return random_lengths_graph(n, p, seed, values=(0.0, 0.0, 1.0, 0.5),
+                                noisy=0.4, negative=0.05, negative_value=-0.02)
 
 
 def _kernel(oracle, x, eps, threshold, cap):
@@ -111,7 +99,7 @@ def test_constraints_are_real_violated_simple_paths(seed, eps, cap, threshold):
         viol = x[e] - np.maximum(x[edges], 0.0).sum()
         assert viol > threshold
     # the largest violation is never underestimated beyond the threshold
-    D = _distances(n, rows, cols, x)
+    D = exact_distances(n, rows, cols, x)
     true = float(np.max(x - D[rows, cols], initial=0.0))
     if true > threshold:
         assert maxv >= true - 1e-12
@@ -126,7 +114,7 @@ def test_exact_search_finds_every_violated_edge(seed, threshold):
     rows, cols, x = _graph(n, 0.08, seed)
     oracle = SparseShortestPathOracle(n, rows, cols, search="components")
     ce, ptr, path, maxv = _kernel(oracle, x, 0.0, threshold, 0)
-    D = _distances(n, rows, cols, x)
+    D = exact_distances(n, rows, cols, x)
     viol = x - D[rows, cols]
     expected = np.flatnonzero(viol > threshold + 1e-12)
     assert expected.size > 0
@@ -213,16 +201,6 @@ def test_bad_parameters():
                                  engine="python")
     with pytest.raises(ValueError, match="search"):
         SparseShortestPathOracle(3, rows, cols, search="component")
-    with pytest.raises(NotImplementedError, match="in-process"):
-        SparseShortestPathOracle(3, rows, cols, search="components",
-                                 client=object())
-    from metric_estimators.solvers.oracles.sparse import (
-        DaskExecutor,
-        _SparseGraph,
-    )
-    with pytest.raises(NotImplementedError, match="in-process"):
-        DaskExecutor(object()).bind(_SparseGraph(3, rows, cols,
-                                                 search="components"))
 
 
 @pytest.mark.parametrize("n", [0, 1, 3])
@@ -316,3 +294,85 @@ def test_capped_search_bounds_the_violation_it_misses(cap):
     ce, ptr, path, maxv = _kernel(oracle, x, 0.0, 1e-3, 0)
     assert list(ce) == [chord]
     np.testing.assert_allclose(maxv, 1.0 - 0.1 * k)
+
+
+def _block_results(oracle, x, blocks, threshold, cap):
+    from metric_estimators.solvers.oracles.sparse import _merge, _search_sources
+    return _merge([_search_sources(oracle.graph, x, a, b, threshold, 0, cap)
+                   for a, b in blocks])
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("eps, cap", [(0.0, 0), (0.0, 2), (0.06, 0)])
+def test_blocks_of_components_concatenate_to_the_whole_call(seed, eps, cap):
+    """Blocks of component roots, run separately and merged in order: the whole call's bits."""
+    from metric_estimators.solvers.oracles.sparse import _component_blocks
+
+    n = 70
+    rows, cols, x = _graph(n, 0.08, seed)
+    oracle = SparseShortestPathOracle(n, rows, cols, search="components",
+                                      component_eps=eps)
+    whole = _kernel(oracle, x, eps, 1e-3, cap)
+    assert whole[0].size > 0
+    for blocks in ([(0, 9), (9, 40), (40, n)], [(0, 1), (1, n)],
+                   _component_blocks(oracle.graph, x, 3),
+                   _component_blocks(oracle.graph, x, 50)):
+        assert blocks[0][0] == 0 and blocks[-1][1] == n
+        assert all(b[1] == c[0] and b[0] < b[1]
+                   for b, c in zip(blocks, blocks[1:]))
+        merged = _block_results(oracle, x, blocks, 1e-3, cap)
+        for u, v in zip(whole[:3], merged[:3]):
+            np.testing.assert_array_equal(u, v)
+        assert merged[3] == whole[3]
+
+
+def test_component_blocks_balance_nodes_when_roots_crowd_small_ids():
+    """Communities of randomly numbered nodes: their roots are small numbers; the blocks still split the nodes evenly."""
+    from metric_estimators.solvers.oracles.sparse import _component_blocks
+
+    rng = np.random.default_rng(0)
+    k, size = 40, 25
+    n = k * size
+    perm = rng.permutation(n)
+    lab = np.repeat(np.arange(k), size)
+    r, c = [], []
+    for g in range(k):  # a path through each community, at length 0
+        nodes = perm[lab == g]
+        r += list(nodes[:-1])
+        c += list(nodes[1:])
+    r, c = np.array(r), np.array(c)
+    rows, cols = np.minimum(r, c), np.maximum(r, c)
+    order = np.lexsort((cols, rows))
+    rows, cols = rows[order], cols[order]
+    oracle = SparseShortestPathOracle(n, rows, cols, search="components")
+    x = np.zeros(rows.size)
+    blocks = _component_blocks(oracle.graph, x, 4)
+    assert len(blocks) == 4
+    comp = short_edge_forest(x, oracle.graph.indptr, oracle.graph.indices,
+                             oracle.graph.eid, 0.0)[0]
+    roots = np.array([np.flatnonzero(comp == j).min() for j in range(k)])
+    assert roots.max() < n // 4  # the crowding the blocks must undo
+    nodes = [size * np.sum((roots >= a) & (roots < b)) for a, b in blocks]
+    assert max(nodes) <= n / 4 + size and min(nodes) >= n / 4 - size
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_threaded_oracle_equals_one_thread(threads, monkeypatch):
+    from metric_estimators.solvers.oracles import sparse as sp
+
+    n = 90
+    # fewer zero lengths than _graph's: many components, not one giant
+    rows, cols, x = random_lengths_graph(n, 0.07, 5,
+                                         values=(0.0, 1.0, 0.5, 1.0),
+                                         noisy=0.4, negative=0.05)
+    monkeypatch.setattr(sp, "_bounded_threads", lambda: 1)
+    one = SparseShortestPathOracle(n, rows, cols, search="components",
+                                   cap=3)(x, 1e-3)
+    monkeypatch.setattr(sp, "_bounded_threads", lambda: threads)
+    oracle = SparseShortestPathOracle(n, rows, cols, search="components",
+                                      cap=3)
+    assert len(oracle._blocks(x)) == threads  # (threads <= 3 blocks fit)
+    many = oracle(x, 1e-3)
+    assert one[0].size > 0
+    for u, v in zip(one, many):
+        np.testing.assert_array_equal(u, v)

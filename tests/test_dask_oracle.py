@@ -54,7 +54,7 @@ def test_oracle_blocks_on_workers_equal_in_process(client):
     remote = SparseShortestPathOracle(n, rows, cols, chunk=16, client=client)
     assert isinstance(remote.executor, DaskExecutor)
     # several blocks per worker, whole chunks each
-    blocks = remote._blocks()
+    blocks = remote._blocks(x)
     assert len(blocks) > 2
     assert blocks[0][0] == 0 and blocks[-1][1] == n
     assert all(b[0] % 16 == 0 for b in blocks)
@@ -161,7 +161,7 @@ def test_dask_executor_with_a_synchronous_client():
     fake = _SyncClient(n_workers=2)
     remote = SparseShortestPathOracle(n, rows, cols, chunk=8, client=fake)
     assert isinstance(remote.executor, DaskExecutor)
-    blocks = remote._blocks()
+    blocks = remote._blocks(x)
     # 19 chunks of 8 over 2 workers x 4 blocks: whole chunks, in order, covering 0..n
     assert len(blocks) == 7
     assert [b[0] for b in blocks] == sorted(b[0] for b in blocks)
@@ -179,6 +179,17 @@ def test_dask_executor_with_a_synchronous_client():
     assert len(fake.submitted) == 2 * len(blocks)
     assert not fake.scattered[0].released
     assert all(f.released for f in fake.scattered[1:] + fake.submitted)
+    # the component search: blocks of components on the workers
+    local = SparseShortestPathOracle(n, rows, cols, search="components", cap=4)
+    remote = SparseShortestPathOracle(n, rows, cols, search="components", cap=4,
+                                      client=_SyncClient(n_workers=2))
+    y = np.where(x < 0.02, 0.0, x)  # small components of zero-length edges
+    assert len(remote._blocks(y)) > 2
+    for threshold in (1e-3, 0.3):
+        a, b = local(y, threshold), remote(y, threshold)
+        assert a[0].size > 0
+        for u, v in zip(a, b):
+            np.testing.assert_array_equal(u, v)
     # MetricNearness end to end: the same solution
     D = sparse.coo_matrix((np.concatenate((x, x)),
                            (np.concatenate((rows, cols)),

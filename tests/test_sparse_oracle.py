@@ -10,28 +10,15 @@ good.
 
 import numpy as np
 import pytest
-from scipy import sparse
-from scipy.sparse import csgraph
+from sparse_graphs import exact_distances, random_lengths_graph
 
 from metric_estimators._kernels.sparse_graph import bounded_violated_cycles
 from metric_estimators.solvers.oracles import SparseShortestPathOracle
 
 
 def _graph(n, p, seed):
-    """Random edges ``rows < cols`` and CC-like lengths: many 0 and 1, some in between."""
-    rng = np.random.default_rng(seed)
-    iu = np.triu_indices(n, 1)
-    keep = rng.random(iu[0].size) < p
-    rows, cols = iu[0][keep].astype(np.int64), iu[1][keep].astype(np.int64)
-    x = rng.choice([0.0, 1.0, 0.5], rows.size) + rng.normal(0, 0.05, rows.size)
-    x[rng.random(rows.size) < 0.1] = -0.01  # a few negative lengths
-    return rows, cols, x
-
-
-def _distances(n, rows, cols, x):
-    lengths = np.maximum(np.maximum(x, 0.0), 1e-300)
-    G = sparse.csr_matrix((lengths, (rows, cols)), shape=(n, n))
-    return csgraph.dijkstra(G, directed=False)
+    # CC-like lengths: many 0 and 1, some in between, a few negative
+    return random_lengths_graph(n, p, seed)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -43,7 +30,7 @@ def test_bounded_search_finds_exactly_the_violated_edges(seed, threshold):
     g = oracle.graph
     ce, ptr, path, maxv = bounded_violated_cycles(
         x, g.indptr, g.indices, g.eid, 0, n, threshold, 0)
-    D = _distances(n, rows, cols, x)
+    D = exact_distances(n, rows, cols, x)
     viol = x - D[rows, cols]
     expected = np.flatnonzero(viol > threshold + 1e-12)
     np.testing.assert_array_equal(np.sort(ce), expected)
@@ -64,7 +51,7 @@ def test_bounded_search_finds_exactly_the_violated_edges(seed, threshold):
 def test_largest_violation_below_threshold_is_a_bound():
     n = 40
     rows, cols, x = _graph(n, 0.15, 3)
-    D = _distances(n, rows, cols, x)
+    D = exact_distances(n, rows, cols, x)
     viol = x - D[rows, cols]
     threshold = viol.max() + 0.05
     oracle = SparseShortestPathOracle(n, rows, cols, search="bounded")
@@ -84,7 +71,7 @@ def test_capped_oracle_switches_to_exact_searches_for_good():
     ce, _, _, _ = oracle(x, 1e-3)
     assert oracle.last_capped_ and not oracle.exact_
     # a point with almost nothing violated: the capped call finds too little
-    y = _distances(n, rows, cols, x)[rows, cols].copy()
+    y = exact_distances(n, rows, cols, x)[rows, cols].copy()
     y[0] += 0.3
     ce, _, _, maxv = oracle(y, 1e-3)
     assert oracle.exact_ and not oracle.last_capped_
@@ -103,7 +90,7 @@ def test_capped_oracle_switches_to_exact_searches_for_good():
 def test_growing_cap_schedule_goes_exact_through_larger_caps():
     n = 60
     rows, cols, x = _graph(n, 0.2, 7)
-    y = _distances(n, rows, cols, x)[rows, cols].copy()
+    y = exact_distances(n, rows, cols, x)[rows, cols].copy()
     y[0] += 0.3  # almost nothing violated: every capped call finds too little
     oracle = SparseShortestPathOracle(n, rows, cols, search="bounded", cap=2,
                                       switch=0.01, growth=4)
@@ -129,8 +116,43 @@ def test_growing_cap_keeps_a_larger_cap_that_finds_enough():
     ce, ptr, path, maxv = oracle(x, 1e-3)
     assert oracle.last_capped_ and oracle.cap_ > 1 and not oracle.exact_
     assert ce.size >= 1
-    D = _distances(n, rows, cols, x)
+    D = exact_distances(n, rows, cols, x)
     # capped constraints are real violated cycles; the bound is conservative
     for k, e in enumerate(ce):
         assert x[e] - np.maximum(x[path[ptr[k]:ptr[k + 1]]], 0).sum() > 1e-3
     assert maxv >= (x - D[rows, cols]).max() - 1e-12
+
+
+@pytest.mark.parametrize("search", ["bounded", "components"])
+def test_cap_grows_when_the_objective_stalls(search):
+    # the capped calls find plenty, but the objective does not move: after
+    # STALL_WINDOW + 1 calls at a cap, the next call runs at the grown cap
+    from metric_estimators.solvers.oracles.sparse import STALL_WINDOW
+
+    n = 60
+    rows, cols, x = _graph(n, 0.2, 7)
+    values = []
+
+    def objective(z):
+        values.append(z.sum())
+        return 5.0 + 1e-5 * len(values)  # relative change 1e-5 per call
+
+    oracle = SparseShortestPathOracle(n, rows, cols, search=search, cap=2,
+                                      switch=0.0, growth=2,
+                                      stall_objective=objective,
+                                      stall_rtol=1e-3)
+    caps = []
+    for _ in range(STALL_WINDOW + 3):
+        oracle(x, 1e-3)
+        caps.append(oracle.cap_)
+    assert caps[:STALL_WINDOW] == [2] * STALL_WINDOW
+    assert caps[STALL_WINDOW] == 4 and oracle.n_stall_growths_ == 1
+    assert len(values) == STALL_WINDOW + 3  # once per capped call
+    # a moving objective never grows the cap
+    moving = SparseShortestPathOracle(
+        n, rows, cols, search=search, cap=2, switch=0.0, growth=2,
+        stall_objective=lambda z, k=[0]: k.append(1) or float(len(k)),
+        stall_rtol=1e-3)
+    for _ in range(STALL_WINDOW + 3):
+        moving(x, 1e-3)
+    assert moving.cap_ == 2 and moving.n_stall_growths_ == 0

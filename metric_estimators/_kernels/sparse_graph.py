@@ -87,6 +87,38 @@ def _pop(hd, hh, hv, size):
     return size
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _stale(u, d, h, dist, hops, done, stamp):
+    # a heap entry superseded by a shorter (or fewer-edge) path, or settled
+    return done[u] == stamp or d > dist[u] or (d == dist[u] and h > hops[u])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _relax(u, d, h, radius, length, indptr, indices, eid, dist, hops, pred,
+           touched, count, hd, hh, hv, size):
+    """Relax the edges of the settled node ``u`` (at ``(d, h)``) below ``radius``.
+
+    The one relaxation step of every search here: lexicographic on
+    (distance, edges), ``pred[v]`` the stored entry through which ``v`` is
+    reached, first reaches listed in ``touched``.  Returns ``(count,
+    size)``.
+    """
+    for k in range(indptr[u], indptr[u + 1]):
+        v = indices[k]
+        nd = d + length[eid[k]]
+        if nd >= radius:
+            continue
+        if nd < dist[v] or (nd == dist[v] and h + 1 < hops[v]):
+            if dist[v] == np.inf:
+                touched[count] = v
+                count += 1
+            dist[v] = nd
+            hops[v] = h + 1
+            pred[v] = k
+            size = _push(hd, hh, hv, size, nd, h + 1, v)
+    return count, size
+
+
 @njit(cache=True, nogil=True)
 def _search(s, x, threshold, ball, length, indptr, indices, eid, dist, pred,
             touched, heap, done, cap):
@@ -143,7 +175,7 @@ def _search(s, x, threshold, ball, length, indptr, indices, eid, dist, pred,
         d = hd[0]
         h = hh[0]
         u = hv[0]
-        if done[u] == stamp or d > dist[u] or (d == dist[u] and h > hops[u]):
+        if _stale(u, d, h, dist, hops, done, stamp):
             size = _pop(hd, hh, hv, size)
             continue
         if cap > 0 and settled >= cap:
@@ -174,19 +206,9 @@ def _search(s, x, threshold, ball, length, indptr, indices, eid, dist, pred,
                             r = x[eid[k]] - threshold
                             if r > radius:
                                 radius = r
-        for k in range(indptr[u], indptr[u + 1]):
-            v = indices[k]
-            nd = d + length[eid[k]]
-            if nd >= radius:
-                continue
-            if nd < dist[v] or (nd == dist[v] and h + 1 < hops[v]):
-                if dist[v] == np.inf:
-                    touched[count] = v
-                    count += 1
-                dist[v] = nd
-                hops[v] = h + 1
-                pred[v] = k
-                size = _push(hd, hh, hv, size, nd, h + 1, v)
+        count, size = _relax(u, d, h, radius, length, indptr, indices, eid,
+                             dist, hops, pred, touched, count, hd, hh, hv,
+                             size)
     return count, radius
 
 
@@ -460,7 +482,7 @@ def _tree_path(a, b, tparent, tedge, depth, length, path, npth, tmp):
 
 @njit(cache=True, nogil=True)
 def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
-                              cap=0):
+                              cap=0, r0=0, r1=-1):
     """Violated cycle inequalities from one multi-source search per short-edge component.
 
     The edges of length ``max(x_e, 0) <= eps`` join the nodes into
@@ -488,8 +510,14 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
     constraint of every edge violated beyond ``threshold`` is found, with a
     shortest path (``dist(u, v) = dist(C, v)``, the forest being free).
 
-    Returns ``(cons_edge, ptr, path, max_violation)`` (CSR, component
-    order, then the edges inside components in edge order).
+    Only the components whose root (smallest node) is in ``[r0, r1)``
+    (``r1 < 0``: every node) are searched: the blocks of a split of the
+    nodes cover every edge once, each block is independent of the others
+    (one per thread or Dask task), and their results concatenated in block
+    order are those of one call over every node.
+
+    Returns ``(cons_edge, ptr, path, max_violation)`` (CSR; component by
+    component, the edges leaving it, then those inside it).
     ``max_violation`` is an upper bound on ``max(0, max_e x_e - dist(u,
     v))``, never an underestimate: ``x_e - dist(C, v)`` for a settled
     target end (``dist(C, v) <= dist(u, v)``; exact with ``eps == 0``),
@@ -508,8 +536,7 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
     ncomp = cptr.shape[0] - 1
     dist = np.full(n, np.inf)
     hops = np.zeros(n, dtype=np.int64)
-    pnode = np.full(n, -1, dtype=np.int64)
-    pedge = np.full(n, -1, dtype=np.int64)
+    pred = np.full(n, -1, dtype=np.int64)
     touched = np.empty(n, dtype=np.int64)
     need = np.zeros(n)
     tlist = np.empty(n, dtype=np.int64)
@@ -525,7 +552,15 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
     nc = 0
     npth = 0
     maxv = 0.0
-    for c in range(ncomp):
+    if r1 < 0:
+        r1 = n
+    c0 = 0
+    while c0 < ncomp and order[cptr[c0]] < r0:
+        c0 += 1
+    c1 = c0
+    while c1 < ncomp and order[cptr[c1]] < r1:
+        c1 += 1
+    for c in range(c0, c1):
         a0 = cptr[c]
         a1 = cptr[c + 1]
         stamp = c + 1
@@ -563,8 +598,7 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
                 s = order[i]
                 dist[s] = 0.0
                 hops[s] = 0
-                pnode[s] = -1
-                pedge[s] = -1
+                pred[s] = -1
                 touched[count] = s
                 count += 1
                 size = _push(hd, hh, hv, size, 0.0, 0, s)
@@ -575,8 +609,7 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
                 d = hd[0]
                 h = hh[0]
                 u = hv[0]
-                if (done[u] == stamp or d > dist[u]
-                        or (d == dist[u] and h > hops[u])):
+                if _stale(u, d, h, dist, hops, done, stamp):
                     size = _pop(hd, hh, hv, size)
                     continue
                 if cap > 0 and settled >= limit:
@@ -596,20 +629,9 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
                             top += 1
                         radius = need[tlist[top]]
                         front = radius
-                for k in range(indptr[u], indptr[u + 1]):
-                    v = indices[k]
-                    nd = d + length[eid[k]]
-                    if nd >= radius:
-                        continue
-                    if nd < dist[v] or (nd == dist[v] and h + 1 < hops[v]):
-                        if dist[v] == np.inf:
-                            touched[count] = v
-                            count += 1
-                        dist[v] = nd
-                        hops[v] = h + 1
-                        pnode[v] = u
-                        pedge[v] = eid[k]
-                        size = _push(hd, hh, hv, size, nd, h + 1, v)
+                count, size = _relax(u, d, h, radius, length, indptr,
+                                     indices, eid, dist, hops, pred, touched,
+                                     count, hd, hh, hv, size)
             if size == 0:
                 front = radius
         # the constraints of the edges C owns
@@ -628,11 +650,12 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
                 start = npth
                 tot = 0.0
                 a = v
-                while pnode[a] >= 0:
-                    path = _put(path, npth, np.int32(pedge[a]))
+                while pred[a] >= 0:
+                    f = eid[pred[a]]
+                    path = _put(path, npth, np.int32(f))
                     npth += 1
-                    tot += length[pedge[a]]
-                    a = pnode[a]
+                    tot += length[f]
+                    a = _source_of(pred[a], indptr)
                 path, npth, t2 = _tree_path(a, u, tparent, tedge, depth,
                                             length, path, npth, tmp)
                 tot += t2
@@ -647,26 +670,27 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
             dist[w] = np.inf
         for j in range(nt):
             need[tlist[j]] = 0.0
-    # the edges inside a component: their forest paths
-    for u in range(n):
-        for k in range(indptr[u], indptr[u + 1]):
-            v = indices[k]
-            if v <= u or comp[v] != comp[u]:
-                continue
-            e = eid[k]
-            if x[e] > maxv:
-                maxv = x[e]
-            if not x[e] > threshold:
-                continue
-            if tedge[u] == e or tedge[v] == e:
-                continue  # the forest path is e itself
-            start = npth
-            path, npth, tot = _tree_path(v, u, tparent, tedge, depth, length,
-                                         path, npth, tmp)
-            if x[e] - tot > threshold:
-                ce = _put(ce, nc, e)
-                nc += 1
-                ptr = _put(ptr, nc, npth)
-            else:
-                npth = start
+        # the edges inside C: their forest paths
+        for i in range(a0, a1):
+            u = order[i]
+            for k in range(indptr[u], indptr[u + 1]):
+                v = indices[k]
+                if v <= u or comp[v] != c:
+                    continue
+                e = eid[k]
+                if x[e] > maxv:
+                    maxv = x[e]
+                if not x[e] > threshold:
+                    continue
+                if tedge[u] == e or tedge[v] == e:
+                    continue  # the forest path is e itself
+                start = npth
+                path, npth, tot = _tree_path(v, u, tparent, tedge, depth,
+                                             length, path, npth, tmp)
+                if x[e] - tot > threshold:
+                    ce = _put(ce, nc, e)
+                    nc += 1
+                    ptr = _put(ptr, nc, npth)
+                else:
+                    npth = start
     return ce[:nc].copy(), ptr[:nc + 1].copy(), path[:npth].copy(), maxv

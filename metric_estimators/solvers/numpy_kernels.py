@@ -245,7 +245,8 @@ KERNELS_OF = {
         "correlation_clustering.sparse_cost",
         "correlation_clustering.sparse_one_element_moves",
         "sparse_graph._heap", "sparse_graph._search",
-        "sparse_graph.ball_pivot", "sparse_graph.bounded_violated_cycles"),
+        "sparse_graph.ball_pivot", "sparse_graph.component_violated_cycles",
+        "sparse_graph.short_edge_forest", "sparse_graph._tree_path"),
 }
 
 #: Environment variable read once, at import, for the initial

@@ -24,6 +24,10 @@ bounded_violated_cycles = lazy_kernel("sparse_graph", "bounded_violated_cycles")
 graph_closure = lazy_kernel("sparse_graph", "graph_closure")
 component_violated_cycles = lazy_kernel("sparse_graph",
                                         "component_violated_cycles")
+short_edge_forest = lazy_kernel("sparse_graph", "short_edge_forest")
+
+#: oracle calls over which ``stall_objective`` is compared
+STALL_WINDOW = 5
 
 __all__ = ["SparseShortestPathOracle", "InProcessExecutor", "DaskExecutor",
            "make_executor"]
@@ -81,13 +85,11 @@ def _search_sources(graph, x, s0, s1, threshold, chunk, cap=0):
     """
     n = graph.n
     if getattr(graph, "search", "full") == "components":
-        if (s0, s1) != (0, n):
-            raise NotImplementedError(
-                "search='components' searches the whole graph at once, not "
-                "blocks of sources.")
+        # the components rooted (smallest node) in [s0, s1)
         return component_violated_cycles(
             x, graph.indptr, graph.indices, graph.eid,
-            float(graph.component_eps), float(threshold), int(cap))
+            float(graph.component_eps), float(threshold), int(cap), int(s0),
+            int(s1))
     if getattr(graph, "search", "full") == "bounded":
         search = (small_graphs.bounded_violated_cycles
                   if getattr(graph, "engine", "numba") == "python"
@@ -155,6 +157,26 @@ def _owned_edge_blocks(rows, s0, s1, parts):
     return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
 
 
+def _component_blocks(graph, x, parts):
+    """Split the nodes into at most ``parts`` blocks of component roots holding about equal numbers of nodes.
+
+    The components of the short edges of ``x`` are numbered by their
+    smallest node (root); a block ``[r0, r1)`` stands for the components
+    rooted there (:func:`_search_sources`).  Roots crowd the small node
+    numbers, so blocks of equal node ranges would not balance the work.
+    """
+    n = graph.n
+    if parts <= 1 or n == 0:
+        return [(0, n)]
+    _, order, cptr, _, _, _ = short_edge_forest(
+        x, graph.indptr, graph.indices, graph.eid, float(graph.component_eps))
+    roots = order[cptr[:-1]]
+    cut = np.searchsorted(cptr[1:], np.arange(1, parts) * (n / parts))
+    bounds = sorted({0, n} | {int(roots[c]) for c in cut
+                              if 0 < c < roots.size})
+    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
 def _map_threads(fn, blocks, threads):
     """``[fn(s0, s1) for (s0, s1) in blocks]`` on ``threads`` threads (GIL-free kernels)."""
     if threads <= 1 or len(blocks) <= 1:
@@ -180,11 +202,12 @@ class InProcessExecutor:
         order, so they do not depend on the number of threads.
         """
         graph = self._graph
-        if getattr(graph, "search", "full") == "components":
-            # one search per component of the short edges, over the whole graph
-            return [_search_sources(graph, x, 0, graph.n, threshold, chunk,
-                                    cap)]
         threads = _bounded_threads()
+        if getattr(graph, "search", "full") == "components":
+            # blocks of components (see SparseShortestPathOracle._blocks)
+            return [_merge(_map_threads(
+                lambda a, b: _search_sources(graph, x, a, b, threshold,
+                                             chunk, cap), blocks, threads))]
         if (getattr(graph, "search", "full") == "bounded" and threads > 1
                 and getattr(graph, "engine", "numba") == "numba"
                 and graph.rows.size):
@@ -228,9 +251,6 @@ class DaskExecutor:
 
     def bind(self, graph):
         """Scatter the graph pattern to every worker, once."""
-        if getattr(graph, "search", None) == "components":
-            raise NotImplementedError(
-                "search='components' runs in-process only: use client=None.")
         self._graph = self.client.scatter(graph, broadcast=True, hash=False)
 
     def map_sources(self, x, blocks, threshold, chunk, cap=0):
@@ -290,7 +310,7 @@ class SparseShortestPathOracle:
         choice for correlation clustering, whose lengths are at most about
         1, on graphs of 10^5 nodes).  Both return a most violated inequality
         per violated edge (their shortest paths may differ on ties).
-        ``"components"`` (in-process only): the edges of length
+        ``"components"``: the edges of length
         ``max(x_e, 0) <= component_eps`` join the nodes into components;
         one multi-source Dijkstra per component finds the cycles through
         the edges that leave it, and paths inside a component follow a BFS
@@ -300,8 +320,10 @@ class SparseShortestPathOracle:
         ball capped at a few hundred nodes barely leaves its community;
         one ball per component reaches the cycles through several.  With
         ``component_eps == 0`` and no cap it finds a most violated
-        inequality per violated edge, as the other two.  It runs on one
-        thread (the bounded search spreads its sources over numba's).
+        inequality per violated edge, as the other two.  Blocks of
+        components of about equal numbers of nodes run on numba's threads,
+        or as tasks on the Dask workers; the result does not depend on how
+        many.
     cap : int, default=0
         With ``search="bounded"``: calls settle at most ``cap`` nodes per
         source (0: no cap); with ``search="components"``, at most ``cap *
@@ -328,6 +350,16 @@ class SparseShortestPathOracle:
         an exact search on a point that satisfies only short cycles can
         visit most of the graph from every source.  ``cap_`` is the cap in
         force (0 once exact).
+    stall_objective : callable or None, default=None
+        ``f(x) -> float``, the objective of the solve (e.g. the LP's).  A
+        capped search can keep finding as many cycles as the projections
+        forget, at a point it cannot move: then the objective stalls while
+        the yield stays high.  With ``stall_objective``, a call whose
+        ``f(x)`` changed by at most ``stall_rtol`` (relative) over the last
+        :data:`STALL_WINDOW` capped calls at this cap is treated as
+        low-yield too (``growth`` decides what follows).
+    stall_rtol : float, default=1e-3
+        See ``stall_objective``.
     engine : {"numba", "python"}, default="numba"
         With ``search="bounded"``: ``"python"`` runs the searches in the
         interpreter (:func:`metric_estimators.solvers.small_graphs.bounded_violated_cycles`,
@@ -346,7 +378,7 @@ class SparseShortestPathOracle:
 
     def __init__(self, n, rows, cols, chunk=256, client=None, search="full",
                  cap=0, switch=0.01, growth=0, engine="numba",
-                 component_eps=0.0):
+                 component_eps=0.0, stall_objective=None, stall_rtol=1e-3):
         if search not in ("full", "bounded", "components"):
             raise ValueError(f"search must be 'full', 'bounded' or "
                              f"'components', got {search!r}.")
@@ -361,11 +393,6 @@ class SparseShortestPathOracle:
             raise ValueError(f"component_eps must be a finite number >= 0, "
                              f"got {component_eps!r}.")
         executor = make_executor(client)
-        if search == "components" and not isinstance(executor,
-                                                     InProcessExecutor):
-            raise NotImplementedError(
-                "search='components' runs in-process only: use client=None "
-                "(or search='bounded' on a Dask cluster).")
         self.graph = _SparseGraph(n, rows, cols, search=search, engine=engine,
                                   component_eps=component_eps)
         self.component_eps = component_eps
@@ -373,6 +400,10 @@ class SparseShortestPathOracle:
         self.cap_ = self.cap
         self.switch = float(switch)
         self.growth = int(growth)
+        self.stall_objective = stall_objective
+        self.stall_rtol = float(stall_rtol)
+        self._stall_values = []
+        self.n_stall_growths_ = 0
         self.exact_ = False
         self.n_capped_calls_ = 0
         self.n_exact_calls_ = 0
@@ -384,11 +415,34 @@ class SparseShortestPathOracle:
         self.executor = executor
         self._bound = False
 
-    def _blocks(self):
-        """Blocks of sources: one per chunk in-process, a few per worker on Dask."""
+    def _stalled(self, x):
+        """Record ``stall_objective(x)``; whether it stalled at this cap."""
+        if self.stall_objective is None:
+            return False
+        values = self._stall_values
+        values.append(float(self.stall_objective(x)))
+        if len(values) <= STALL_WINDOW:
+            return False
+        old, new = values[-1 - STALL_WINDOW], values[-1]
+        if abs(new - old) <= self.stall_rtol * max(abs(new), 1e-300):
+            self.n_stall_growths_ += 1
+            return True
+        return False
+
+    def _blocks(self, x):
+        """Blocks of sources: one per chunk in-process, a few per worker on Dask.
+
+        With ``search="components"``: blocks of component roots of about
+        equal numbers of nodes, one per thread in-process, a few per worker
+        on Dask.
+        """
         n, chunk = self.n, self.chunk
         k = self.executor.n_workers * getattr(self.executor,
                                               "blocks_per_worker", 1)
+        if self.graph.search == "components":
+            if isinstance(self.executor, InProcessExecutor):
+                k = _bounded_threads()
+            return _component_blocks(self.graph, x, k)
         if isinstance(self.executor, InProcessExecutor) or k <= 1:
             return [(0, n)] if n else []
         # whole chunks per block, so the chunks are those of the in-process run
@@ -422,24 +476,29 @@ class SparseShortestPathOracle:
         x = np.ascontiguousarray(x, dtype=np.float64)
         parts = None
         size = max(self.rows.size, len(active) if active is not None else 0)
+        stalled = self.cap_ > 0 and not self.exact_ and self._stalled(x)
         while self.cap_ > 0 and not self.exact_:
-            parts = self.executor.map_sources(x, self._blocks(),
-                                              float(threshold), self.chunk,
-                                              self.cap_)
-            found = sum(int(p[0].size) for p in parts)
-            if found >= max(1.0, self.switch * size):
-                self.n_capped_calls_ += 1
-                self.last_capped_ = True
-                break
-            # too little found at this cap: a larger one, or exact for good
+            if not stalled:
+                parts = self.executor.map_sources(x, self._blocks(x),
+                                                  float(threshold), self.chunk,
+                                                  self.cap_)
+                found = sum(int(p[0].size) for p in parts)
+                if found >= max(1.0, self.switch * size):
+                    self.n_capped_calls_ += 1
+                    self.last_capped_ = True
+                    break
+            # too little found at this cap (or a stall): a larger one, or
+            # exact for good
+            stalled = False
             parts = None
+            self._stall_values = []
             if self.growth > 1 and self.cap_ * self.growth < self.n:
                 self.cap_ *= self.growth
             else:
                 self.cap_ = 0
                 self.exact_ = True
         if parts is None:
-            parts = self.executor.map_sources(x, self._blocks(),
+            parts = self.executor.map_sources(x, self._blocks(x),
                                               float(threshold), self.chunk)
             self.n_exact_calls_ += 1
             self.last_capped_ = False
