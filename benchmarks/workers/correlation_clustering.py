@@ -169,8 +169,9 @@ def solve_ours(A, truth, params) -> dict:
     from metric_estimators import CorrelationClustering
 
     CorrelationClustering().fit(A[:20, :20])  # load numba's cache
-    if hasattr(A, "tocsr"):  # and the sparse path's
-        warm, _ = signed_planted(300, 1)
+    if hasattr(A, "tocsr"):  # and the sparse path's (its numba kernels
+        # from 501 nodes)
+        warm, _ = signed_planted(600, 1)
         CorrelationClustering().fit(warm)
     # sparse runs print their progress table (at most a line a second) to
     # stderr, so that a timeout row's stderr_tail says how far the LP got
