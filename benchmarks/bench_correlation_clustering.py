@@ -56,7 +56,8 @@ def jobs(args) -> list:
     out = []
     for kind in args.graphs:
         for n in sorted(args.sizes):
-            out.append(runner.Job("correlation_clustering", f"{kind}-{n}", "ours",
+            impl = f"ours-dask-{args.dask_workers}" if args.dask_workers else "ours"
+            out.append(runner.Job("correlation_clustering", f"{kind}-{n}", impl,
                                   {"gamma": args.gamma, "tol": args.tol, "seed": args.seed,
                                    **({"gap_tol": args.gap_tol} if args.gap_tol else {}),
                                    **({"max_iter": args.max_iter} if args.max_iter else {}),
@@ -84,7 +85,8 @@ def _ref(row, kind):
 def render(rows: list, stem: str = STEM) -> str:
     """One line per ours row, with the cvxpy LP of the same graph next to it."""
     cvx = {r["dataset"]: r for r in rows if r["impl"] == "cvxpy" and "error" not in r}
-    ours = sorted((r for r in rows if r["impl"] == "ours"), key=_kind_n)
+    ours = sorted((r for r in rows if r["impl"] == "ours" or r["impl"].startswith("ours-dask-")),
+                  key=lambda r: (*_kind_n(r), r["impl"]))
 
     def cvxpy_cell(r):
         c = cvx.get(r["dataset"])
@@ -92,6 +94,8 @@ def render(rows: list, stem: str = STEM) -> str:
 
     columns = [
         Column("graph", lambda r: _kind_n(r)[0]), Column("n", lambda r: r.get("n", _kind_n(r)[1])),
+        Column("run", lambda r: ("in-process" if r["impl"] == "ours"
+                                 else f"Dask, {r['impl'].rsplit('-', 1)[1]} workers")),
         Column("gamma", lambda r: r["params"].get("gamma"), "{:g}"),
         Column("gap_tol", lambda r: r["params"].get("gap_tol"), "{:g}"),
         Column("max_iter", lambda r: r["params"].get("max_iter"), "{}"),
@@ -151,6 +155,9 @@ def main(argv=None) -> int:
                         help="CorrelationClustering certify_tol (default: None)")
     parser.add_argument("--max-time", type=float, default=None,
                         help="CorrelationClustering max_time in seconds (default: None)")
+    parser.add_argument("--dask-workers", type=int, default=0,
+                        help="run the fits on a local Dask cluster of this many "
+                             "single-threaded workers (sparse graphs; default 0: in-process)")
     parser.add_argument("--cvxpy-max", type=int, default=40)
     args = parser.parse_args(argv)
     return runner.execute(args.output, jobs(args), args, render, skip_after_failure=False)

@@ -1,6 +1,6 @@
 """Correlation clustering LP of one networkx graph: ours (Project and Forget) or cvxpy.
 
-Job: ``{"dataset": "<graph>-<n>", "impl": "ours" | "cvxpy", "params":
+Job: ``{"dataset": "<graph>-<n>", "impl": "ours" | "ours-dask-<k>" | "cvxpy", "params":
 {"gamma": 10.0, "tol": 1e-2, "seed": 0}}``. Graphs: ``signed``: a sparse planted-partition signed graph
 (:func:`signed_planted`: communities of 50-200, average degree 10, 10 % sign
 noise, lognormal weights), fitted as a ``scipy.sparse`` matrix (the sparse
@@ -16,8 +16,14 @@ after a warm-up fit that loads the numba cache; ``fit_time`` is the whole
 ``fit`` (LP, rounding, local search). Reported: LP objective, the dual lower
 bound, the pivot and final costs, the planted partition's cost, adjusted Rand
 index against the planted communities, peak RSS (``ru_maxrss`` KiB / 1e6 =
-"GB", as published). ``cvxpy``: the unregularised LP with every triangle
-inequality, Clarabel.
+"GB", as published). ``ours-dask-<k>``: the same fit with ``client`` a
+``distributed.LocalCluster`` of ``k`` single-threaded worker processes,
+started (and warmed by a 600-node fit) before the timer; its oracle
+searches run on the workers, everything else in this process, whose peak
+RSS is the one reported (the workers' is not). ``call_times``: the
+cumulative solve time at each oracle call (the in-process and cluster fits
+make the same calls, bit for bit, so these compare call by call).
+``cvxpy``: the unregularised LP with every triangle inequality, Clarabel.
 """
 
 from __future__ import annotations
@@ -161,18 +167,41 @@ def planted_references(A, truth) -> dict:
             "planted_merges_ari": float(adjusted_rand_score(truth, merged))}
 
 
-def solve_ours(A, truth, params) -> dict:
-    """CorrelationClustering (public API) on ``A``."""
+def _cluster(workers: int):
+    """``(client, cluster, start-up seconds)``: ``workers`` single-threaded processes."""
+    import logging
+    import os
+
+    import distributed
+
+    t0 = time.perf_counter()
+    # the workers' BLAS and numba threads: one each (this process is
+    # already running and keeps its own)
+    os.environ.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                       "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"})
+    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                       processes=True, dashboard_address=None,
+                                       silence_logs=logging.ERROR)
+    return distributed.Client(cluster), cluster, time.perf_counter() - t0
+
+
+def solve_ours(A, truth, params, workers=0) -> dict:
+    """CorrelationClustering (public API) on ``A``, on a local Dask cluster if ``workers``."""
     import numpy as np
     from sklearn.metrics import adjusted_rand_score
 
     from metric_estimators import CorrelationClustering
 
     CorrelationClustering().fit(A[:20, :20])  # load numba's cache
+    client = cluster = None
+    extra_out = {}
     if hasattr(A, "tocsr"):  # and the sparse path's (its numba kernels
         # from 501 nodes)
         warm, _ = signed_planted(600, 1)
         CorrelationClustering().fit(warm)
+        if workers:
+            client, cluster, extra_out["cluster_start_s"] = _cluster(workers)
+            CorrelationClustering(client=client).fit(warm)  # the workers' cache
     # sparse runs print their progress table (at most a line a second) to
     # stderr, so that a timeout row's stderr_tail says how far the LP got
     verbose = 1 if hasattr(A, "tocsr") else 0
@@ -180,11 +209,18 @@ def solve_ours(A, truth, params) -> dict:
     with warnings.catch_warnings(record=True), contextlib.redirect_stdout(sys.stderr):
         extra = {k: params[k] for k in ("gap_tol", "certify_tol", "max_time")
                  if k in params}
-        cc = CorrelationClustering(gamma=params["gamma"], tol=params["tol"], random_state=0,
-                                   max_iter=params.get("max_iter", MAX_ITER),
-                                   verbose=verbose, **extra).fit(A)
-    fit_time = time.perf_counter() - start
+        try:
+            cc = CorrelationClustering(gamma=params["gamma"], tol=params["tol"],
+                                       random_state=0,
+                                       max_iter=params.get("max_iter", MAX_ITER),
+                                       verbose=verbose, client=client, **extra).fit(A)
+        finally:
+            fit_time = time.perf_counter() - start
+            if client is not None:
+                client.close()
+                cluster.close()
     calls = cc.history_["oracle_time"]
+    extra_out["call_times"] = [round(float(t), 2) for t in cc.history_["time"]]
     return {"fit_time": fit_time, "lp_objective": cc.lp_objective_,
             "oracle_time_per_call": float(np.mean(calls)) if calls else None,
             "oracle_time_total": float(np.sum(calls)),
@@ -199,7 +235,8 @@ def solve_ours(A, truth, params) -> dict:
             "violation": cc.violation_,
             "ari": float(adjusted_rand_score(truth, cc.labels_)),
             "n_clusters": int(np.unique(cc.labels_).size),
-            "planted_cost": planted_cost(A, truth), **planted_references(A, truth)}
+            "planted_cost": planted_cost(A, truth), **planted_references(A, truth),
+            **extra_out}
 
 
 def solve_cvxpy(A) -> dict:
@@ -226,6 +263,8 @@ def run(job: dict) -> dict:
     A, truth, n_edges = graph(kind, int(n), params.get("seed", 0))
     if job["impl"] == "ours":
         out = solve_ours(A, truth, params)
+    elif job["impl"].startswith("ours-dask-"):
+        out = solve_ours(A, truth, params, workers=int(job["impl"].rsplit("-", 1)[1]))
     elif job["impl"] == "cvxpy":
         out = solve_cvxpy(A)
     else:
