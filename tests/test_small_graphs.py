@@ -108,8 +108,19 @@ def _sparse_signed(n, seed=0, degree=8):
 
 @pytest.mark.parametrize("rounding", ["threshold", "probabilistic"])
 def test_sparse_correlation_clustering_same_on_both_paths(monkeypatch, rounding):
+    # the per-node searches on both sides (larger graphs search per
+    # component by default: another search, compared in
+    # test_component_oracle.py)
+    import metric_estimators.correlation_clustering as ccmod
+
     A = _sparse_signed(150)
     n = A.shape[0]
+
+    def per_node(*args, **kw):
+        kw["search"] = "bounded"
+        return SparseShortestPathOracle(*args, **kw)
+
+    monkeypatch.setattr(ccmod, "SparseShortestPathOracle", per_node)
 
     def fit(limit):
         monkeypatch.setattr(npk, "CC_SPARSE_NUMPY_MAX_NODES", limit)
