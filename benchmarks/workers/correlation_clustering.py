@@ -35,6 +35,7 @@ import time
 import warnings
 
 from benchmarks.workers import _protocol
+from benchmarks.workers.dask_oracle import local_cluster
 from benchmarks.workers.metric_nearness import triangles
 
 MAX_ITER = 1000
@@ -167,24 +168,6 @@ def planted_references(A, truth) -> dict:
             "planted_merges_ari": float(adjusted_rand_score(truth, merged))}
 
 
-def _cluster(workers: int):
-    """``(client, cluster, start-up seconds)``: ``workers`` single-threaded processes."""
-    import logging
-    import os
-
-    import distributed
-
-    t0 = time.perf_counter()
-    # the workers' BLAS and numba threads: one each (this process is
-    # already running and keeps its own)
-    os.environ.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-                       "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"})
-    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                       processes=True, dashboard_address=None,
-                                       silence_logs=logging.ERROR)
-    return distributed.Client(cluster), cluster, time.perf_counter() - t0
-
-
 def solve_ours(A, truth, params, workers=0) -> dict:
     """CorrelationClustering (public API) on ``A``, on a local Dask cluster if ``workers``."""
     import numpy as np
@@ -200,7 +183,7 @@ def solve_ours(A, truth, params, workers=0) -> dict:
         warm, _ = signed_planted(600, 1)
         CorrelationClustering().fit(warm)
         if workers:
-            client, cluster, extra_out["cluster_start_s"] = _cluster(workers)
+            client, cluster, extra_out["cluster_start_s"] = local_cluster(workers)
             CorrelationClustering(client=client).fit(warm)  # the workers' cache
     # sparse runs print their progress table (at most a line a second) to
     # stderr, so that a timeout row's stderr_tail says how far the LP got

@@ -114,21 +114,30 @@ def run(job: dict) -> dict:
     return out
 
 
+def local_cluster(workers: int):
+    """``(client, cluster, start-up seconds)``: ``workers`` single-threaded worker processes.
+
+    One BLAS/numba thread per worker (set in the environment the workers
+    inherit; a process already running keeps its own threads).
+    """
+    import distributed
+
+    os.environ.update(THREAD_ENV)
+    t0 = time.perf_counter()
+    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                       processes=True, dashboard_address=None,
+                                       silence_logs=logging.ERROR)
+    return distributed.Client(cluster), cluster, time.perf_counter() - t0
+
+
 def _cluster(impl):
     """``(client, cluster, start-up seconds)`` for ``dask-<k>``, warmed on a tiny graph."""
     import warnings
 
-    import distributed
-
     from metric_estimators import MetricNearness
 
-    os.environ.update(THREAD_ENV)
     t0 = time.perf_counter()
-    cluster = distributed.LocalCluster(n_workers=int(impl.split("-")[1]),
-                                       threads_per_worker=1, processes=True,
-                                       dashboard_address=None,
-                                       silence_logs=logging.ERROR)
-    client = distributed.Client(cluster)
+    client, cluster, _ = local_cluster(int(impl.split("-")[1]))
     small, *_ = make_graph(300, 4, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
