@@ -214,11 +214,14 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         clipped iterate, not its metric closure (on a large graph that
         closure can cost more than the solve).
     max_time : float or None, default=None
-        Wall-clock seconds for the LP solve (checks included); once spent,
-        the solve stops after the oracle call in progress, and the bound
-        and the rounding follow as for a fit stopped by ``max_iter``
-        (they take time too), with a ``ConvergenceWarning``.  The result
-        then depends on the machine's speed.  ``None``: no limit.
+        Wall-clock seconds for the whole fit.  The solve stops, with a
+        ``ConvergenceWarning``, as soon as one more oracle call and its
+        projections (timed as the last ones) and then the final bound and
+        rounding (timed as the last ``certify_tol`` check, 0 before the
+        first) would end after ``max_time``; the bound and the rounding
+        follow as for a fit stopped by ``max_iter``.  These are estimates:
+        the fit can end somewhat before or after ``max_time``, and its
+        result depends on the machine's speed.  ``None``: no limit.
     rounding : {"threshold", "probabilistic"}, default="threshold"
         Threshold pivoting measured far better on our planted-partition
         benchmarks, whose LP solutions are largely half-integral (x = 1/2),

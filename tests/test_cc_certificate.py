@@ -218,6 +218,42 @@ def test_checks_take_about_their_share_of_the_time(monkeypatch):
     assert stop.check_time_ / clock["t"] == pytest.approx(0.2, abs=0.03)
 
 
+def test_deadline_reserves_the_next_step_and_a_check(monkeypatch):
+    clock = {"t": 0.0}
+    monkeypatch.setattr(certificates.time, "perf_counter", lambda: clock["t"])
+
+    def check():
+        clock["t"] += 50.0  # a check (rounding and bound) takes 50 s
+        return 2.0, 1.0
+
+    # share 0.5: a check after the stall, then after 50 s of solving
+    stop = CertificateStop(check, lambda p: 1.0, tol=0.01, share=0.5,
+                           max_time=300.0)
+    rule = stop.wrap(lambda *args: False)
+    stopped_at = None
+    for _ in range(100):
+        clock["t"] += 10.0  # a step (projections, oracle call) takes 10 s
+        if rule(None, 1.0, 1.0):
+            stopped_at = clock["t"]
+            break
+    assert stop.timed_out_ and stop.n_checks_ >= 1
+    # stopped at the first call where another 10 s step and a 50 s check
+    # would pass the deadline: the final bound then ends by 300 s
+    assert stopped_at + 10.0 + 50.0 >= 300.0
+    assert stopped_at - 10.0 + 10.0 + 50.0 < 300.0
+    assert stopped_at + 50.0 <= 300.0
+    # without a check yet, only the next step is reserved
+    stop = CertificateStop(Script([]), None, tol=None, max_time=95.0)
+    clock["t"] = 0.0
+    stop._start = 0.0
+    rule = stop.wrap(lambda *args: False)
+    calls = 0
+    while not rule(None, 1.0, 1.0):
+        calls += 1
+        clock["t"] += 10.0
+    assert clock["t"] == 90.0 and calls == 9
+
+
 def test_zero_bound_certifies_only_a_zero_cost():
     stop = CertificateStop(Script([(1.0, 0.0)] * 5), None, tol=0.5,
                            share=1.0)

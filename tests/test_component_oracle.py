@@ -106,31 +106,6 @@ def test_constraints_are_real_violated_simple_paths(seed, eps, cap, threshold):
     assert ce.size > 0 or true <= threshold or cap > 0 or eps > 0
 
 
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("threshold", [1e-3, 0.2])
-def test_exact_search_finds_every_violated_edge(seed, threshold):
-    """cap 0, eps 0: one constraint per violated edge, on a shortest path, and the exact largest violation."""
-    n = 60
-    rows, cols, x = _graph(n, 0.08, seed)
-    oracle = SparseShortestPathOracle(n, rows, cols, search="components")
-    ce, ptr, path, maxv = _kernel(oracle, x, 0.0, threshold, 0)
-    D = exact_distances(n, rows, cols, x)
-    viol = x - D[rows, cols]
-    expected = np.flatnonzero(viol > threshold + 1e-12)
-    assert expected.size > 0
-    np.testing.assert_array_equal(np.sort(ce), expected)
-    for k, e in enumerate(ce):
-        edges = path[ptr[k]:ptr[k + 1]]
-        np.testing.assert_allclose(np.maximum(x[edges], 0.0).sum(),
-                                   D[rows[e], cols[e]], atol=1e-12)
-    np.testing.assert_allclose(maxv, viol.max(), atol=1e-12)
-    # the same violated edges as the per-source bounded search
-    g = oracle.graph
-    ce_b = bounded_violated_cycles(x, g.indptr, g.indices, g.eid, 0, n,
-                                   threshold, 0)[0]
-    np.testing.assert_array_equal(np.sort(ce), np.sort(ce_b))
-
-
 def test_long_cycle_through_zero_communities():
     """Communities at length 0 joined in a ring: one edge needs a cycle through all of them.
 

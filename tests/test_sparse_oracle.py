@@ -3,7 +3,8 @@
 :func:`~metric_estimators._kernels.sparse_graph.bounded_violated_cycles`
 stops each Dijkstra once the targets that could be violated are settled (or
 at the shrinking radius ``x_uv - threshold``); checked here against scipy's
-exact all-pairs distances.  :class:`SparseShortestPathOracle` with a cap
+exact all-pairs distances, as is the uncapped component search
+(:func:`~metric_estimators._kernels.sparse_graph.component_violated_cycles`).  :class:`SparseShortestPathOracle` with a cap
 runs capped searches until one finds few constraints, then exact ones for
 good.
 """
@@ -12,7 +13,10 @@ import numpy as np
 import pytest
 from sparse_graphs import exact_distances, random_lengths_graph
 
-from metric_estimators._kernels.sparse_graph import bounded_violated_cycles
+from metric_estimators._kernels.sparse_graph import (
+    bounded_violated_cycles,
+    component_violated_cycles,
+)
 from metric_estimators.solvers.oracles import SparseShortestPathOracle
 
 
@@ -21,15 +25,30 @@ def _graph(n, p, seed):
     return random_lengths_graph(n, p, seed)
 
 
+def _exact_search(search, x, oracle, threshold):
+    """The uncapped kernel of ``search`` over every node (components: eps 0)."""
+    g = oracle.graph
+    if search == "bounded":
+        return bounded_violated_cycles(x, g.indptr, g.indices, g.eid, 0,
+                                       oracle.n, threshold, 0)
+    return component_violated_cycles(x, g.indptr, g.indices, g.eid, 0.0,
+                                     float(threshold), np.int64(0))
+
+
+@pytest.mark.parametrize("search, values", [
+    ("bounded", None),
+    # many exact zeros (components of more than one node), a few negatives
+    ("components", dict(values=(0.0, 0.0, 1.0, 0.5), noisy=0.4,
+                        negative=0.05, negative_value=-0.02))])
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("threshold", [1e-3, 0.2])
-def test_bounded_search_finds_exactly_the_violated_edges(seed, threshold):
-    n = 40
-    rows, cols, x = _graph(n, 0.15, seed)
-    oracle = SparseShortestPathOracle(n, rows, cols, search="bounded")
-    g = oracle.graph
-    ce, ptr, path, maxv = bounded_violated_cycles(
-        x, g.indptr, g.indices, g.eid, 0, n, threshold, 0)
+def test_exact_search_finds_exactly_the_violated_edges(search, values, seed,
+                                                        threshold):
+    """Uncapped: one constraint per violated edge, on a shortest path, and the exact largest violation."""
+    n = 50
+    rows, cols, x = random_lengths_graph(n, 0.12, seed, **(values or {}))
+    oracle = SparseShortestPathOracle(n, rows, cols, search=search)
+    ce, ptr, path, maxv = _exact_search(search, x, oracle, threshold)
     D = exact_distances(n, rows, cols, x)
     viol = x - D[rows, cols]
     expected = np.flatnonzero(viol > threshold + 1e-12)

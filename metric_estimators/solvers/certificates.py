@@ -16,6 +16,12 @@ first one once the LP objective has stalled (relative change below
 the bound is far from the LP and the iterate rounds poorly), each later one
 once the solve has run ``(1 - share) / share`` times as long as the last
 check took, so that checks take at most about ``share`` of the time.
+
+A deadline (``max_time``) bounds the whole run, the final bound and
+rounding included: the solve stops as soon as one more step (timed as the
+last one: projections and an oracle call) followed by a check (timed as
+the last check; what the caller does after a stopped solve costs about
+as much) would end after it.
 """
 
 import time
@@ -47,8 +53,12 @@ class CertificateStop:
     report : metric_estimators._reporting.FitReport or None
         Receives one phase line per check.
     max_time : float or None, default=None
-        Seconds from the construction after which the wrapped rule returns
-        True (a deadline; the oracle call in progress finishes first).
+        A deadline, in seconds from the construction: the wrapped rule
+        returns True as soon as the time spent, plus the last step's
+        duration (from one call of the rule to the next, checks excluded),
+        plus the last check's duration (0 before the first check), reaches
+        it.  The caller's final bound and rounding, about one check, then
+        end near the deadline rather than one check after it.
 
     Attributes
     ----------
@@ -83,6 +93,7 @@ class CertificateStop:
         self._solve_time = 0.0
         self._last_check = 0.0
         self._since = None
+        self._step = 0.0
 
     def met(self):
         """Whether the best cost is within ``1 + tol`` of the best bound."""
@@ -114,15 +125,20 @@ class CertificateStop:
         def stop(point, max_violation, residual):
             now = time.perf_counter()
             if self._since is not None:
-                self._solve_time += now - self._since
+                self._step = now - self._since
+                self._solve_time += self._step
             if stop_rule(point, max_violation, residual):
                 return True
             if (self.max_time is not None
-                    and now - self._start >= self.max_time):
+                    and now - self._start + self._step + self._last_check
+                    >= self.max_time):
                 self.timed_out_ = True
                 if self.report is not None:
-                    self.report.phase(f"max_time ({self.max_time:.6g} s) "
-                                      f"reached: the solve stops")
+                    self.report.phase(
+                        f"max_time ({self.max_time:.6g} s): another step "
+                        f"({self._step:.3g} s) and the final bound and "
+                        f"rounding (~{self._last_check:.3g} s) would end "
+                        f"after it; the solve stops")
                 return True
             if self.tol is not None and self._due(point):
                 cost, bound = self.check()
