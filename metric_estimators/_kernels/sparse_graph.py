@@ -120,57 +120,79 @@ def _relax(u, d, h, radius, length, indptr, indices, eid, dist, hops, pred,
 
 
 @njit(cache=True, nogil=True)
-def _search(s, x, threshold, ball, length, indptr, indices, eid, dist, pred,
-            touched, heap, done, cap):
-    """Dijkstra from ``s``: over a ball, or until the targets that could be violated are settled.
+def _buffers(n, nnz):
+    """The arrays of one search at a time (every search of a kernel call reuses them).
 
-    One kernel serves both uses, so that one specialisation compiles (the
-    callers pass ``cap`` as ``np.int64``, never a literal, for the same
-    reason):
-
-    * ``ball > 0``: the search covers the nodes at distance ``< ball``
-      (``x`` and ``threshold`` unused).
-    * ``ball <= 0``: the targets are the neighbours ``v > s``; target ``v``
-      needs a search only to the radius ``x_sv - threshold`` (a path at
-      least that long violates nothing beyond ``threshold``).  The search
-      stops when every target with a positive radius is settled, or at the
-      largest radius of the targets not yet settled (shrinking as they
-      settle).
-
-    ``dist`` must be ``inf`` everywhere on entry; the nodes reached are
-    listed in ``touched[:count]`` (reset them afterwards), ``pred[v]`` the
-    stored entry through which ``v`` was reached (``-1`` for ``s``), and
-    ``done[v] == s + 1`` marks the settled nodes.  Lexicographic: among
-    shortest paths, one with the fewest edges (zero lengths are common in
-    correlation clustering, and short cycles are deeper cuts and cheaper
-    projections); remaining ties by node number (deterministic).  With
-    ``cap > 0`` the search stops after settling ``cap`` nodes.  Returns
-    ``(count, front)``: every node not settled is at distance ``>= front``
-    (the distances of the settled nodes are exact).
+    ``(dist, hops, pred, touched, done, need, tlist, hd, hh, hv)``: ``dist``
+    ``inf`` and ``need`` 0 everywhere between searches (each caller resets
+    the entries it used), the heap's distance, hops and node columns large
+    enough for every push of a multi-source search (at most one per source
+    and one per relaxation of a stored entry).
     """
-    hd, hh, hv, hops = heap
-    stamp = s + 1
-    targets = not ball > 0.0
-    remaining = 0
-    radius = ball
-    if targets:
-        radius = 0.0
-        for k in range(indptr[s], indptr[s + 1]):
-            if indices[k] > s:
-                r = x[eid[k]] - threshold
-                if r > 0.0:
-                    remaining += 1
-                    if r > radius:
-                        radius = r
-        if remaining == 0:
-            return 0, 0.0
-    dist[s] = 0.0
-    pred[s] = -1
-    hops[s] = 0
-    touched[0] = s
-    count = 1
+    hcap = n + nnz + 2
+    return (np.full(n, np.inf), np.zeros(n, dtype=np.int64),
+            np.full(n, -1, dtype=np.int64), np.empty(n, dtype=np.int64),
+            np.zeros(n, dtype=np.int64), np.zeros(n),
+            np.empty(n, dtype=np.int64), np.empty(hcap),
+            np.empty(hcap, dtype=np.int64), np.empty(hcap, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _sort_targets(tlist, nt, need):
+    """Order ``tlist[:nt]`` by decreasing ``need`` (stable)."""
+    if nt <= 16:
+        for i in range(1, nt):
+            v = tlist[i]
+            j = i
+            while j > 0 and need[tlist[j - 1]] < need[v]:
+                tlist[j] = tlist[j - 1]
+                j -= 1
+            tlist[j] = v
+    else:
+        srt = tlist[:nt][np.argsort(-need[tlist[:nt]], kind="mergesort")]
+        tlist[:nt] = srt
+
+
+@njit(cache=True, nogil=True)
+def _dijkstra(sources, nt, radius, limit, stamp, length, indptr, indices,
+              eid, buf):
+    """Dijkstra from every node of ``sources`` at distance 0; the one search of this module.
+
+    Lexicographic on (distance, edges): among shortest paths, one with the
+    fewest edges (zero lengths are common in correlation clustering, and
+    short cycles are deeper cuts and cheaper projections); remaining ties
+    by node number (deterministic).  ``buf`` is :func:`_buffers`'; on
+    return ``touched[:count]`` lists the nodes reached (reset their
+    ``dist`` to ``inf`` afterwards), ``pred[v]`` is the stored entry
+    through which ``v`` was reached (``-1`` for a source) and ``done[v] ==
+    stamp`` marks the settled nodes, whose distances are exact.
+
+    * ``nt > 0`` *targets* ``tlist[:nt]``, with radii ``need[v] > 0``: only
+      paths shorter than the largest radius of the targets not yet settled
+      are followed (it shrinks as they settle), and the search stops once
+      every target is settled.
+    * ``nt == 0``: a ball, the nodes at distance ``< radius``.
+    * ``limit > 0``: the search stops after settling ``limit`` nodes.
+
+    Returns ``(count, front)``: every node not settled is at distance
+    ``>= front``.
+    """
+    dist, hops, pred, touched, done, need, tlist, hd, hh, hv = buf
+    if nt > 1:
+        _sort_targets(tlist, nt, need)
+    count = 0
+    size = 0
+    for i in range(sources.shape[0]):
+        s = sources[i]
+        dist[s] = 0.0
+        hops[s] = 0
+        pred[s] = -1
+        touched[count] = s
+        count += 1
+        size = _push(hd, hh, hv, size, 0.0, 0, s)
+    remaining = nt
+    top = 0
     settled = 0
-    size = _push(hd, hh, hv, 0, 0.0, 0, s)
     while size > 0:
         d = hd[0]
         h = hh[0]
@@ -178,34 +200,21 @@ def _search(s, x, threshold, ball, length, indptr, indices, eid, dist, pred,
         if _stale(u, d, h, dist, hops, done, stamp):
             size = _pop(hd, hh, hv, size)
             continue
-        if cap > 0 and settled >= cap:
-            return count, d
+        if limit > 0 and settled >= limit:
+            return count, min(d, radius)
         size = _pop(hd, hh, hv, size)
         settled += 1
         done[u] = stamp
-        if targets and u > s:
-            # a target of s? (its edge is among s's entries)
-            hit = False
-            top = False
-            for k in range(indptr[s], indptr[s + 1]):
-                if indices[k] == u:
-                    r = x[eid[k]] - threshold
-                    if r > 0.0:
-                        hit = True
-                        top = r >= radius
-                    break
-            if hit:
-                remaining -= 1
-                if remaining == 0:
-                    return count, d
-                if top:
-                    radius = 0.0
-                    for k in range(indptr[s], indptr[s + 1]):
-                        v = indices[k]
-                        if v > s and done[v] != stamp:
-                            r = x[eid[k]] - threshold
-                            if r > radius:
-                                radius = r
+        if need[u] > 0.0:
+            remaining -= 1
+            if remaining == 0:
+                return count, min(d, radius)
+            if need[u] >= radius:
+                # the largest radius left: the first target not settled
+                # (amortised O(1) per settled target)
+                while done[tlist[top]] == stamp:
+                    top += 1
+                radius = need[tlist[top]]
         count, size = _relax(u, d, h, radius, length, indptr, indices, eid,
                              dist, hops, pred, touched, count, hd, hh, hv,
                              size)
@@ -213,11 +222,36 @@ def _search(s, x, threshold, ball, length, indptr, indices, eid, dist, pred,
 
 
 @njit(cache=True, nogil=True)
-def _heap(n, nnz):
-    """Buffers of a lazy-deletion heap for one search at a time (and hop counts)."""
-    cap = nnz + 2
-    return (np.empty(cap), np.empty(cap, dtype=np.int64),
-            np.empty(cap, dtype=np.int64), np.zeros(n, dtype=np.int64))
+def _edge_targets(s, x, threshold, indptr, indices, eid, need, tlist):
+    """The targets of source ``s``: its neighbours ``v > s`` with ``r = x_sv - threshold > 0``.
+
+    Sets ``need[v] = r`` and lists them in ``tlist``; returns ``(nt, the
+    largest r)`` (a violated inequality of ``sv`` has a path shorter than
+    ``r``).
+    """
+    nt = 0
+    radius = 0.0
+    for k in range(indptr[s], indptr[s + 1]):
+        v = indices[k]
+        if v > s:
+            r = x[eid[k]] - threshold
+            if r > 0.0:
+                need[v] = r
+                tlist[nt] = v
+                nt += 1
+                if r > radius:
+                    radius = r
+    return nt, radius
+
+
+@njit(cache=True, nogil=True)
+def _reset(buf, count, nt):
+    # dist back to inf on the nodes reached, need back to 0 on the targets
+    dist, need, touched, tlist = buf[0], buf[5], buf[3], buf[6]
+    for i in range(count):
+        dist[touched[i]] = np.inf
+    for j in range(nt):
+        need[tlist[j]] = 0.0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -234,6 +268,34 @@ def _source_of(k, indptr):
     return lo
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _put(buf, i, val):
+    # buf[i] = val, doubling buf when full; returns buf
+    if i == buf.shape[0]:
+        b2 = np.empty(2 * i + 1, dtype=buf.dtype)
+        for z in range(i):
+            b2[z] = buf[z]
+        buf = b2
+    buf[i] = val
+    return buf
+
+
+@njit(cache=True, nogil=True)
+def _walk_back(v, pred, indptr, eid, length, path, npth):
+    """Append the predecessor chain from ``v`` back to its search's source to ``path``.
+
+    Returns ``(path, npth, the source, the chain's length)``.
+    """
+    tot = 0.0
+    while pred[v] >= 0:
+        f = eid[pred[v]]
+        path = _put(path, npth, np.int32(f))
+        npth += 1
+        tot += length[f]
+        v = _source_of(pred[v], indptr)
+    return path, npth, v, tot
+
+
 @njit(cache=True, nogil=True)
 def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
                             cap=0):
@@ -242,7 +304,7 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
     For each source ``u`` in ``[s0, s1)``, a Dijkstra on the lengths
     ``max(x, 0)`` that stops once every target ``v > u`` with ``x_uv >
     threshold`` is settled, or at the radius ``x_uv - threshold`` of the
-    targets not yet settled (:func:`_search`); an edge ``uv`` with
+    targets not yet settled (:func:`_dijkstra`); an edge ``uv`` with
     ``x_uv - dist(u, v) > threshold`` gives the constraint ``x_uv <= sum_P
     x_f`` for the shortest path ``P``.  Returns ``(cons_edge, ptr, path,
     max_violation)`` (CSR constraints, and the largest ``x_uv - dist(u,
@@ -261,11 +323,9 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
     length = np.empty(m)
     for e in range(m):
         length[e] = x[e] if x[e] > 0.0 else 0.0
-    dist = np.full(n, np.inf)
-    pred = np.empty(n, dtype=np.int64)
-    touched = np.empty(n, dtype=np.int64)
-    heap = _heap(n, indptr[n])
-    done = np.zeros(n, dtype=np.int64)
+    buf = _buffers(n, indptr[n])
+    dist, pred, done, need, tlist = buf[0], buf[2], buf[4], buf[5], buf[6]
+    src = np.empty(1, dtype=np.int64)
     ce = np.empty(16, dtype=np.int64)
     ptr = np.zeros(17, dtype=np.int64)
     path = np.empty(64, dtype=np.int32)
@@ -273,9 +333,14 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
     npth = 0
     maxv = 0.0
     for s in range(s0, s1):
-        count, front = _search(s, x, threshold, 0.0, length, indptr,
-                               indices, eid, dist, pred, touched, heap, done,
-                               cap)
+        nt, radius = _edge_targets(s, x, threshold, indptr, indices, eid,
+                                   need, tlist)
+        count = 0
+        front = 0.0
+        if nt > 0:
+            src[0] = s
+            count, front = _dijkstra(src, nt, radius, cap, s + 1, length,
+                                     indptr, indices, eid, buf)
         for k in range(indptr[s], indptr[s + 1]):
             v = indices[k]
             if v <= s:
@@ -287,32 +352,12 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold,
             if bound > maxv:
                 maxv = bound
             if viol > threshold:
-                # walk the predecessor entries back from v to s
-                if nc == ce.shape[0]:
-                    ce2 = np.empty(2 * nc, dtype=np.int64)
-                    for z in range(nc):  # element loops: see _kernels' docstring
-                        ce2[z] = ce[z]
-                    ce = ce2
-                    p2 = np.zeros(2 * nc + 1, dtype=np.int64)
-                    for z in range(nc + 1):
-                        p2[z] = ptr[z]
-                    ptr = p2
-                a = v
-                while a != s:
-                    kk = pred[a]
-                    if npth == path.shape[0]:
-                        q = np.empty(2 * npth, dtype=np.int32)
-                        for z in range(npth):
-                            q[z] = path[z]
-                        path = q
-                    path[npth] = eid[kk]
-                    npth += 1
-                    a = _source_of(kk, indptr)
-                ce[nc] = e
+                path, npth, _, _ = _walk_back(v, pred, indptr, eid, length,
+                                              path, npth)
+                ce = _put(ce, nc, e)
                 nc += 1
-                ptr[nc] = npth
-        for i in range(count):
-            dist[touched[i]] = np.inf
+                ptr = _put(ptr, nc, npth)
+        _reset(buf, count, nt)
     return ce[:nc].copy(), ptr[:nc + 1].copy(), path[:npth].copy(), maxv
 
 
@@ -324,27 +369,29 @@ def graph_closure(x, indptr, indices, eid, s0, s1, y):
     distance with them) and ``y`` hold ``x`` on entry; only the entries of
     the edges owned by the sources ``[s0, s1)`` are written, so blocks of
     sources can run in parallel on one ``y``.  Each search is that of the
-    oracle at threshold 0 (:func:`_search`): it stops once the
+    oracle at threshold 0 (:func:`_dijkstra`): it stops once the
     targets ``v > u`` with ``x_uv > 0`` are settled or out of reach.  Over
     all the sources, ``y`` satisfies every cycle inequality of the graph
     (``y_e`` is the shortest-path distance between the ends of ``e`` in the
     graph with lengths ``y``), and ``y = x`` where none is violated.
     """
     n = indptr.shape[0] - 1
-    dist = np.full(n, np.inf)
-    pred = np.empty(n, dtype=np.int64)
-    touched = np.empty(n, dtype=np.int64)
-    heap = _heap(n, indptr[n])
-    done = np.zeros(n, dtype=np.int64)
+    buf = _buffers(n, indptr[n])
+    dist, done, need, tlist = buf[0], buf[4], buf[5], buf[6]
+    src = np.empty(1, dtype=np.int64)
     for s in range(s0, s1):
-        count, _ = _search(s, x, 0.0, 0.0, x, indptr, indices, eid, dist,
-                           pred, touched, heap, done, np.int64(0))
+        nt, radius = _edge_targets(s, x, 0.0, indptr, indices, eid, need,
+                                   tlist)
+        if nt == 0:
+            continue
+        src[0] = s
+        count, _ = _dijkstra(src, nt, radius, 0, s + 1, x, indptr, indices,
+                             eid, buf)
         for k in range(indptr[s], indptr[s + 1]):
             v = indices[k]
             if v > s and done[v] == s + 1 and dist[v] < y[eid[k]]:
                 y[eid[k]] = dist[v]
-        for i in range(count):
-            dist[touched[i]] = np.inf
+        _reset(buf, count, nt)
 
 
 @njit(cache=True, nogil=True)
@@ -368,17 +415,16 @@ def ball_pivot(x, indptr, indices, eid, order, probabilistic, seed):
         np.random.seed(seed)
     radius = 1.0 if probabilistic else 0.5
     labels = np.full(n, -1, dtype=np.int64)
-    dist = np.full(n, np.inf)
-    pred = np.empty(n, dtype=np.int64)
-    touched = np.empty(n, dtype=np.int64)
-    heap = _heap(n, indptr[n])
-    done = np.zeros(n, dtype=np.int64)
+    buf = _buffers(n, indptr[n])
+    dist, touched = buf[0], buf[3]
+    src = np.empty(1, dtype=np.int64)
     k = 0
     for p in order:
         if labels[p] >= 0:
             continue
-        count, _ = _search(p, length, 0.0, radius, length, indptr, indices,
-                           eid, dist, pred, touched, heap, done, np.int64(0))
+        src[0] = p
+        count, _ = _dijkstra(src, 0, radius, 0, k + 1, length, indptr,
+                             indices, eid, buf)
         labels[p] = k
         for i in range(1, count):
             j = touched[i]
@@ -388,8 +434,7 @@ def ball_pivot(x, indptr, indices, eid, order, probabilistic, seed):
                         labels[j] = k
                 else:
                     labels[j] = k
-        for i in range(count):
-            dist[touched[i]] = np.inf
+        _reset(buf, count, 0)
         k += 1
     return labels
 
@@ -439,18 +484,6 @@ def short_edge_forest(x, indptr, indices, eid, eps):
     return comp, order, cptr[:nc + 1].copy(), tparent, tedge, depth
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _put(buf, i, val):
-    # buf[i] = val, doubling buf when full; returns buf
-    if i == buf.shape[0]:
-        b2 = np.empty(2 * i + 1, dtype=buf.dtype)
-        for z in range(i):
-            b2[z] = buf[z]
-        buf = b2
-    buf[i] = val
-    return buf
-
-
 @njit(cache=True, nogil=True)
 def _tree_path(a, b, tparent, tedge, depth, length, path, npth, tmp):
     """Append the forest path ``a -> b`` (one component) to ``path``; return ``(path, npth, its length)``."""
@@ -493,7 +526,7 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
       smaller id) is a *target* of ``C`` with radius ``x_e - threshold``.
       One Dijkstra per component on the lengths ``max(x, 0)`` starts from
       every node of ``C`` at distance 0 (ties: fewer edges, then node
-      number, as in :func:`_search`) and stops when every target end with
+      number: :func:`_dijkstra`) and stops when every target end with
       a positive radius is settled, or at the largest radius of those left,
       or (``cap > 0``) after settling ``cap * |C|`` nodes -- the work of
       ``|C|`` capped per-node searches spent on one ball.  A target ``v``
@@ -534,18 +567,9 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
     comp, order, cptr, tparent, tedge, depth = short_edge_forest(
         x, indptr, indices, eid, eps)
     ncomp = cptr.shape[0] - 1
-    dist = np.full(n, np.inf)
-    hops = np.zeros(n, dtype=np.int64)
-    pred = np.full(n, -1, dtype=np.int64)
-    touched = np.empty(n, dtype=np.int64)
-    need = np.zeros(n)
-    tlist = np.empty(n, dtype=np.int64)
-    done = np.zeros(n, dtype=np.int64)
+    buf = _buffers(n, indptr[n])
+    dist, pred, done, need, tlist = buf[0], buf[2], buf[4], buf[5], buf[6]
     tmp = np.empty(n + 1, dtype=np.int64)
-    hcap = n + indptr[n] + 2
-    hd = np.empty(hcap)
-    hh = np.empty(hcap, dtype=np.int64)
-    hv = np.empty(hcap, dtype=np.int64)
     ce = np.empty(16, dtype=np.int64)
     ptr = np.zeros(17, dtype=np.int64)
     path = np.empty(64, dtype=np.int32)
@@ -565,7 +589,6 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
         a1 = cptr[c + 1]
         stamp = c + 1
         # the targets: ends outside C of the edges C owns
-        remaining = 0
         radius = 0.0
         nt = 0
         for i in range(a0, a1):
@@ -578,62 +601,17 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
                         if need[v] == 0.0:
                             tlist[nt] = v
                             nt += 1
-                            remaining += 1
                         if r > need[v]:
                             need[v] = r
                         if r > radius:
                             radius = r
         count = 0
         front = 0.0
-        if remaining > 0:
-            # the target ends by decreasing radius: the largest one left is
-            # the first not settled (amortised O(1) per settled target)
-            if nt > 1:
-                srt = tlist[:nt][np.argsort(-need[tlist[:nt]],
-                                            kind="mergesort")]
-                tlist[:nt] = srt
-            top = 0
-            size = 0
-            for i in range(a0, a1):
-                s = order[i]
-                dist[s] = 0.0
-                hops[s] = 0
-                pred[s] = -1
-                touched[count] = s
-                count += 1
-                size = _push(hd, hh, hv, size, 0.0, 0, s)
-            settled = 0
-            limit = cap * (a1 - a0)
-            front = radius
-            while size > 0:
-                d = hd[0]
-                h = hh[0]
-                u = hv[0]
-                if _stale(u, d, h, dist, hops, done, stamp):
-                    size = _pop(hd, hh, hv, size)
-                    continue
-                if cap > 0 and settled >= limit:
-                    # every node not settled is at distance >= front
-                    front = min(d, radius)
-                    break
-                size = _pop(hd, hh, hv, size)
-                settled += 1
-                done[u] = stamp
-                if need[u] > 0.0:
-                    remaining -= 1
-                    if remaining == 0:
-                        front = d
-                        break
-                    if need[u] >= radius:
-                        while done[tlist[top]] == stamp:
-                            top += 1
-                        radius = need[tlist[top]]
-                        front = radius
-                count, size = _relax(u, d, h, radius, length, indptr,
-                                     indices, eid, dist, hops, pred, touched,
-                                     count, hd, hh, hv, size)
-            if size == 0:
-                front = radius
+        if nt > 0:
+            count, front = _dijkstra(order[a0:a1], nt, radius,
+                                     cap * (a1 - a0) if cap > 0 else 0,
+                                     stamp, length, indptr, indices, eid,
+                                     buf)
         # the constraints of the edges C owns
         for i in range(a0, a1):
             u = order[i]
@@ -648,14 +626,8 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
                 if not x[e] - dist[v] > threshold:
                     continue
                 start = npth
-                tot = 0.0
-                a = v
-                while pred[a] >= 0:
-                    f = eid[pred[a]]
-                    path = _put(path, npth, np.int32(f))
-                    npth += 1
-                    tot += length[f]
-                    a = _source_of(pred[a], indptr)
+                path, npth, a, tot = _walk_back(v, pred, indptr, eid, length,
+                                                path, npth)
                 path, npth, t2 = _tree_path(a, u, tparent, tedge, depth,
                                             length, path, npth, tmp)
                 tot += t2
@@ -665,11 +637,7 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold,
                     ptr = _put(ptr, nc, npth)
                 else:
                     npth = start
-        for i in range(count):
-            w = touched[i]
-            dist[w] = np.inf
-        for j in range(nt):
-            need[tlist[j]] = 0.0
+        _reset(buf, count, nt)
         # the edges inside C: their forest paths
         for i in range(a0, a1):
             u = order[i]

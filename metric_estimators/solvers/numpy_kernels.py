@@ -244,8 +244,10 @@ KERNELS_OF = {
     "sparse_correlation_clustering": (
         "correlation_clustering.sparse_cost",
         "correlation_clustering.sparse_one_element_moves",
-        "sparse_graph._heap", "sparse_graph._search",
-        "sparse_graph.ball_pivot", "sparse_graph.component_violated_cycles",
+        "sparse_graph._buffers", "sparse_graph._dijkstra",
+        "sparse_graph._reset", "sparse_graph._sort_targets",
+        "sparse_graph._walk_back", "sparse_graph.ball_pivot",
+        "sparse_graph.component_violated_cycles",
         "sparse_graph.short_edge_forest", "sparse_graph._tree_path"),
 }
 

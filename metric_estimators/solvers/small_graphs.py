@@ -43,10 +43,14 @@ class _Search:
         self.done = [0] * self.n
 
     def run(self, s, x, threshold, ball, length, cap):
-        """:func:`metric_estimators._kernels.sparse_graph._search` (same arguments, lists).
+        """The kernels' search from one source (:func:`metric_estimators._kernels.sparse_graph._dijkstra`).
 
-        Returns ``(touched, front)``: the nodes reached (reset their
-        ``dist`` to ``inf`` afterwards) and the search's frontier.
+        ``ball > 0``: the nodes at distance ``< ball``; else the targets
+        are the neighbours ``v > s`` with ``r = x_sv - threshold > 0``, as
+        in :func:`bounded_violated_cycles`.  Returns ``(touched, front)``:
+        the nodes reached (reset their ``dist`` to ``inf`` afterwards) and
+        the search's frontier (every node not settled is at distance
+        ``>= front``).
         """
         indptr, indices, eid = self.indptr, self.indices, self.eid
         dist, pred, hops, done = self.dist, self.pred, self.hops, self.done
@@ -79,7 +83,7 @@ class _Search:
                 pop(heap)
                 continue
             if cap > 0 and settled >= cap:
-                return touched, d
+                return touched, min(d, radius)
             pop(heap)
             settled += 1
             done[u] = stamp
@@ -95,7 +99,7 @@ class _Search:
                 if hit:
                     remaining -= 1
                     if remaining == 0:
-                        return touched, d
+                        return touched, min(d, radius)
                     if top:
                         radius = 0.0
                         for k in own:
