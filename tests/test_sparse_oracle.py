@@ -175,3 +175,22 @@ def test_cap_grows_when_the_objective_stalls(search):
     for _ in range(STALL_WINDOW + 3):
         moving(x, 1e-3)
     assert moving.cap_ == 2 and moving.n_stall_growths_ == 0
+
+
+@pytest.mark.parametrize("nt", [0, 1, 2, 7, 16, 17, 60])
+def test_targets_sorted_by_decreasing_radius_stably(nt):
+    """The search's target order (insertion sort up to 16, mergesort above): numpy's stable sort."""
+    from metric_estimators._kernels.sparse_graph import _sort_targets
+
+    rng = np.random.default_rng(nt)
+    n = 100
+    need = np.zeros(n)
+    tlist = np.full(n, -1, dtype=np.int64)
+    nodes = rng.permutation(n)[:nt]
+    # ties on purpose: radii from a few values
+    need[nodes] = rng.choice([0.25, 0.5, 0.75, 1.0], nt)
+    tlist[:nt] = nodes
+    _sort_targets(tlist, nt, need)
+    expected = nodes[np.argsort(-need[nodes], kind="stable")]
+    np.testing.assert_array_equal(tlist[:nt], expected)
+    assert np.all(tlist[nt:] == -1)

@@ -116,6 +116,10 @@ def _case(name):
         return me.CorrelationClustering(random_state=0), (_signed_graph(),)
     if name == "CorrelationClustering-sparse":
         return me.CorrelationClustering(random_state=0), (_sparse_signed_graph(),)
+    if name == "CorrelationClustering-sparse-2000":
+        # above CC_SPARSE_NUMPY_MAX_NODES: the numba component search
+        return (me.CorrelationClustering(random_state=0),
+                (_sparse_signed_graph(n=2000),))
     if name == "MetricNearness":
         return me.MetricNearness(), (_noisy_distances(),)
     if name == "MLKR":
@@ -153,6 +157,7 @@ def _case(name):
 CASES = {
     "CorrelationClustering-dense": "signed complete graph, 60 nodes, 3 planted groups",
     "CorrelationClustering-sparse": "sparse signed graph, 400 nodes, ~8 edges per node",
+    "CorrelationClustering-sparse-2000": "the same generator, 2,000 nodes (numba graph kernels)",
     "MetricNearness": "60 x 60 noisy Euclidean distances",
     "MLKR": "diabetes (442 x 10), standardised",
     "LMNN": "breast_cancer (569 x 30), standardised",
