@@ -164,6 +164,10 @@ def _component_blocks(graph, x, parts):
     smallest node (root); a block ``[r0, r1)`` stands for the components
     rooted there (:func:`_search_sources`).  Roots crowd the small node
     numbers, so blocks of equal node ranges would not balance the work.
+
+    Each block's kernel computes the same forest again rather than
+    receiving this one: ``O(n + |E|)``, milliseconds against calls of
+    seconds, and cheaper than shipping six arrays of ``n`` to a Dask worker.
     """
     n = graph.n
     if parts <= 1 or n == 0:
