@@ -243,9 +243,8 @@ def test_deadline_reserves_the_next_step_and_a_check(monkeypatch):
     assert stopped_at - 10.0 + 10.0 + 50.0 < 300.0
     assert stopped_at + 50.0 <= 300.0
     # without a check yet, only the next step is reserved
-    stop = CertificateStop(Script([]), None, tol=None, max_time=95.0)
     clock["t"] = 0.0
-    stop._start = 0.0
+    stop = CertificateStop(Script([]), None, tol=None, max_time=95.0)
     rule = stop.wrap(lambda *args: False)
     calls = 0
     while not rule(None, 1.0, 1.0):
