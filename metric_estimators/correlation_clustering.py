@@ -219,7 +219,9 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         projections (timed as the last ones) and then the final bound and
         rounding (timed as the last ``certify_tol`` check, 0 before the
         first) would end after ``max_time``; the bound and the rounding
-        follow as for a fit stopped by ``max_iter``.  These are estimates:
+        follow as for a fit stopped by ``max_iter``, unless that moment
+        comes right after a check, which then stands as the final bound
+        and rounding (a check is not run twice).  These are estimates:
         the fit can end somewhat before or after ``max_time``, and its
         result depends on the machine's speed.  ``None``: no limit.
     rounding : {"threshold", "probabilistic"}, default="threshold"
@@ -406,6 +408,10 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         oracle = None  # its n x n buffers, before the n x n solution
         certified = certificate is not None and certificate.certified_
         stopped = certificate is not None and certificate.stopped_
+        # certified, or stopped by max_time right after a check: that check
+        # rounded the point returned
+        final = certified or (certificate is not None
+                              and certificate.final_check_)
         converged = (res.converged and len(results) == len(stages)
                      and not stopped)
         x = np.clip(problem.x, 0.0, 1.0)
@@ -429,7 +435,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                     certificate, stacklevel=4)
         # the per-pair arrays and the active set, before the rounding
         problem = results = res = x = None
-        if not certified:
+        if not final:
             self._round(A_in, X, rng, rounded)
         self._set_rounding(rounded.pool, rounded.pivot_cost)
         self.n_features_in_ = n
@@ -480,7 +486,11 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         converged = (results[-1].converged and len(results) == len(stages)
                      and not stopped)
         n_calls = sum(r.n_iter for r in results)
-        if certified:
+        # certified, or stopped by max_time right after a check: that check
+        # bounded and rounded the point returned
+        final = certified or (certificate is not None
+                              and certificate.final_check_)
+        if final:
             lower = certificate.best_bound_
         else:
             report.phase("certified lower bound (duals refined by L-BFGS-B)")
@@ -503,7 +513,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             report.finish(self._stop_message(certificate, n_calls))
         self._store(problem, results, stages, graph.edge_matrix(x), x, lower,
                     w_scale, converged, certificate, stacklevel=5)
-        if not certified:
+        if not final:
             self._round(graph.csr, self.lp_solution_, rng, rounded)
         self._set_rounding(rounded.pool, rounded.pivot_cost)
         self.n_features_in_ = n

@@ -253,6 +253,73 @@ def test_deadline_reserves_the_next_step_and_a_check(monkeypatch):
     assert clock["t"] == 90.0 and calls == 9
 
 
+def test_a_check_at_the_deadline_is_the_final_one(monkeypatch):
+    clock = {"t": 0.0}
+    monkeypatch.setattr(certificates.time, "perf_counter", lambda: clock["t"])
+
+    def check():
+        clock["t"] += 50.0
+        return 2.0, 1.0
+
+    # share 1: a check after every step from the sixth call on; 10 s steps
+    stop = CertificateStop(check, lambda p: 1.0, tol=0.01, share=1.0,
+                           max_time=200.0)
+    rule = stop.wrap(lambda *args: False)
+    seen = []
+    for _ in range(100):
+        clock["t"] += 10.0
+        before = stop.n_checks_
+        if rule(None, 1.0, 1.0):
+            break
+        seen.append((clock["t"], stop.n_checks_ - before, stop.final_check_))
+    # the checks end at 110 and 170 s; after the second, another 10 s step
+    # and a 50 s check would end at 230 s > 200 s: the solve stops at once,
+    # that check standing as the final bound and rounding
+    assert stop.timed_out_ and stop.final_check_ and not stop.certified_
+    assert stop.n_checks_ == 2 and clock["t"] == 170.0
+    assert all(not final for _, _, final in seen)
+    # a step after a check clears it: the point has moved
+    stop = CertificateStop(check, lambda p: 1.0, tol=0.01, share=1.0,
+                           max_time=1e9)
+    stop.final_check_ = True
+    stop.wrap(lambda *args: False)(None, 1.0, 1.0)
+    assert not stop.final_check_
+
+
+def test_deadline_stops_the_gamma_continuation(monkeypatch):
+    from metric_estimators.solvers import continuation
+
+    class Problem:
+        active = None
+        gamma = 1.0
+
+        def rescale_gamma(self, g):
+            stages.append(g)
+
+        def pair_pass(self):
+            return 0.0
+
+        def make_stop_rule(self, tol, gap_tol):
+            return lambda *args: False
+
+        lp_objective = fixed_pass = None
+
+    def driver(active, oracle, stop_rule=None, **kw):
+        assert stop_rule(None, 1.0, 1.0)  # the deadline fires at once
+
+        class Result:
+            n_iter = 1
+            converged = True
+        return Result()
+
+    stages = []
+    stop = CertificateStop(Script([]), None, tol=None, max_time=0.0)
+    results, all_stages = continuation.solve_continuation(
+        Problem(), None, driver, gamma=1000.0, tol=1e-3, gap_tol=1e-3,
+        max_iter=100, max_passes=5, certificate=stop)
+    assert len(all_stages) > 1 and len(results) == 1 and stages == []
+
+
 def test_zero_bound_certifies_only_a_zero_cost():
     stop = CertificateStop(Script([(1.0, 0.0)] * 5), None, tol=0.5,
                            share=1.0)
@@ -360,6 +427,52 @@ def test_max_time_stops_the_solve_and_warns():
     assert est.n_iter_ <= 1
     assert est.cost_ == pytest.approx(correlation_clustering_cost(A, est.labels_))
     assert est.lower_bound_ <= est.cost_ + 1e-9
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+@pytest.mark.parametrize("max_time, n_checks", [
+    # the first check ends at 6 + 1 = 7 s; the second is due after 3 s of
+    # steps (share 1/4), at 10 s, if 10 + 1 + 1 < max_time
+    (12.0, 1),  # no: the deadline stops the solve at 10 s; the final
+                # rounding follows, ending at 11 s
+    (12.5, 2),  # yes: it ends at 11 s, and 11 + 1 + 1 > 12.5, so it stands
+                # as the final rounding (run again, it would end at 13 s)
+])
+def test_a_check_at_the_deadline_is_not_run_twice(
+        early_checks, monkeypatch, sparse_input, max_time, n_checks):
+    # a clock that only the certificate reads: 1 s per step and per rounding
+    clock = {"t": 0.0}
+    monkeypatch.setattr(certificates.time, "perf_counter", lambda: clock["t"])
+    rounds = []
+    round_ = CorrelationClustering._round
+
+    def counted(self, *args):
+        clock["t"] += 1.0
+        rounds.append(clock["t"])
+        return round_(self, *args)
+
+    monkeypatch.setattr(CorrelationClustering, "_round", counted)
+    wrap = certificates.CertificateStop.wrap
+
+    def ticking(self, rule):
+        wrapped = wrap(self, rule)
+
+        def stop(*args):
+            clock["t"] += 1.0
+            return wrapped(*args)
+        return stop
+
+    monkeypatch.setattr(certificates.CertificateStop, "wrap", ticking)
+    A, _ = signed_graph(60, 3)
+    A = sparse.csr_matrix(A) if sparse_input else A.toarray()
+    with pytest.warns(ConvergenceWarning, match="max_time"):
+        est = CorrelationClustering(tol=1e-9, gap_tol=1e-12, certify_tol=0.0,
+                                    max_time=max_time, random_state=0).fit(A)
+    assert not est.certified_ and est.n_certificate_checks_ == n_checks
+    assert rounds == [7.0, 11.0]
+    assert est.cost_ == pytest.approx(correlation_clustering_cost(A,
+                                                                  est.labels_))
+    assert est.cost_ >= est.lower_bound_
 
 
 @pytest.mark.parametrize("param, value", [

@@ -21,7 +21,12 @@ A deadline (``max_time``) bounds the whole run, the final bound and
 rounding included: the solve stops as soon as one more step (timed as the
 last one: projections and an oracle call) followed by a check (timed as
 the last check; what the caller does after a stopped solve costs about
-as much) would end after it.
+as much) would end after it.  The rule is also read right after each
+check: if it fires there, the solve stops at the point just checked, and
+that check's bound and rounding are the final ones (``final_check_``), so
+the caller does not pay for them twice.  A check is never started when
+the last one, run again, would end after the deadline; before the first
+check its duration is unknown, so the first one can run past it.
 """
 
 import time
@@ -58,7 +63,9 @@ class CertificateStop:
         duration (from one call of the rule to the next, checks excluded),
         plus the last check's duration (0 before the first check), reaches
         it.  The caller's final bound and rounding, about one check, then
-        end near the deadline rather than one check after it.
+        end near the deadline rather than one check after it.  The same
+        test right after a check stops the solve there, with that check as
+        the final one (``final_check_``).
 
     Attributes
     ----------
@@ -66,6 +73,11 @@ class CertificateStop:
         Whether a check met the ratio (the wrapped rule then returned True).
     timed_out_ : bool
         Whether the deadline stopped the solve.
+    final_check_ : bool
+        Whether the deadline stopped the solve right after a check, with no
+        step in between: ``best_cost_`` and ``best_bound_`` then include
+        the rounding and the bound of the point the solve returns, and the
+        caller can skip its own.
     best_cost_, best_bound_ : float
         Cheapest cost and largest bound over the checks (``inf``/``-inf``
         before the first).
@@ -85,6 +97,7 @@ class CertificateStop:
         self._start = time.perf_counter()
         self.certified_ = False
         self.timed_out_ = False
+        self.final_check_ = False
         self.best_cost_ = float("inf")
         self.best_bound_ = float("-inf")
         self.n_checks_ = 0
@@ -124,21 +137,14 @@ class CertificateStop:
         """Return ``stop_rule`` with the checks: True once converged or certified."""
         def stop(point, max_violation, residual):
             now = time.perf_counter()
+            self.final_check_ = False  # a step since: the point moved
             if self._since is not None:
                 self._step = now - self._since
                 self._solve_time += self._step
             if stop_rule(point, max_violation, residual):
                 return True
-            if (self.max_time is not None
-                    and now - self._start + self._step + self._last_check
-                    >= self.max_time):
-                self.timed_out_ = True
-                if self.report is not None:
-                    self.report.phase(
-                        f"max_time ({self.max_time:.6g} s): another step "
-                        f"({self._step:.3g} s) and the final bound and "
-                        f"rounding (~{self._last_check:.3g} s) would end "
-                        f"after it; the solve stops")
+            if self._out_of_time(now):
+                self._stop_for_time("the final bound and rounding")
                 return True
             if self.tol is not None and self._due(point):
                 cost, bound = self.check()
@@ -156,9 +162,30 @@ class CertificateStop:
                         f"{self.best_bound_:.6g}, ratio "
                         f"{self._ratio():.4g} (target {1.0 + self.tol:.4g}; "
                         f"{took:.2f} s)")
+                if not self.certified_ and self._out_of_time(now + took):
+                    # this check is the final one: its point is returned
+                    self.final_check_ = True
+                    self._stop_for_time("another check", "; the check "
+                                        "just made is the final one")
+                    return True
             self._since = time.perf_counter()
             return self.certified_
         return stop
+
+    def _out_of_time(self, now):
+        """Whether another step and a check, from ``now``, would end late."""
+        return (self.max_time is not None
+                and now - self._start + self._step + self._last_check
+                >= self.max_time)
+
+    def _stop_for_time(self, what, tail=""):
+        self.timed_out_ = True
+        if self.report is not None:
+            self.report.phase(
+                f"max_time ({self.max_time:.6g} s): another step "
+                f"({self._step:.3g} s) and {what} "
+                f"(~{self._last_check:.3g} s) would end after it; the "
+                f"solve stops{tail}")
 
     def _ratio(self):
         if self.best_bound_ > 0.0:

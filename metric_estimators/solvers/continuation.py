@@ -56,7 +56,8 @@ def solve_continuation(problem, oracle, driver, *, gamma, tol, gap_tol,
     With a ``certificate``
     (:class:`~metric_estimators.solvers.certificates.CertificateStop`) every
     stage's stop rule also runs its checks, and the solve stops, at
-    whatever stage, once a check certifies (``certificate.certified_``).
+    whatever stage, once a check certifies or the deadline passes
+    (``certificate.stopped_``).
     Returns ``(results, stages)``: one driver result per stage run.
     """
     results = []
@@ -86,7 +87,7 @@ def solve_continuation(problem, oracle, driver, *, gamma, tol, gap_tol,
         )
         used += res.n_iter
         results.append(res)
-        if certificate is not None and certificate.certified_:
+        if certificate is not None and certificate.stopped_:
             break
         if used >= max_iter and k < len(stages) - 1:
             break
