@@ -406,16 +406,13 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             certificate=certificate)
         res = results[-1]
         oracle = None  # its n x n buffers, before the n x n solution
-        certified = certificate is not None and certificate.certified_
         stopped = certificate is not None and certificate.stopped_
-        # certified, or stopped by max_time right after a check: that check
-        # rounded the point returned
-        final = certified or (certificate is not None
-                              and certificate.final_check_)
+        # stopped right after a check: it bounded and rounded the point
+        final = certificate is not None and certificate.final_check_
         converged = (res.converged and len(results) == len(stages)
                      and not stopped)
         x = np.clip(problem.x, 0.0, 1.0)
-        lower = (certificate.best_bound_ if certified
+        lower = (certificate.best_bound_ if final
                  else problem.lp_lower_bound() * w_scale)
         if certificate is not None:
             lower = max(lower, certificate.best_bound_)
@@ -481,15 +478,12 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                                (f"c{oracle.cap_}" if oracle.last_capped_
                                 else "paths")),
             min_passes=self.max_passes, certificate=certificate)
-        certified = certificate is not None and certificate.certified_
         stopped = certificate is not None and certificate.stopped_
         converged = (results[-1].converged and len(results) == len(stages)
                      and not stopped)
         n_calls = sum(r.n_iter for r in results)
-        # certified, or stopped by max_time right after a check: that check
-        # bounded and rounded the point returned
-        final = certified or (certificate is not None
-                              and certificate.final_check_)
+        # stopped right after a check: it bounded and rounded the point
+        final = certificate is not None and certificate.final_check_
         if final:
             lower = certificate.best_bound_
         else:

@@ -74,10 +74,11 @@ class CertificateStop:
     timed_out_ : bool
         Whether the deadline stopped the solve.
     final_check_ : bool
-        Whether the deadline stopped the solve right after a check, with no
-        step in between: ``best_cost_`` and ``best_bound_`` then include
-        the rounding and the bound of the point the solve returns, and the
-        caller can skip its own.
+        Whether the solve stopped right after a check, with no step in
+        between (the check certified, or the deadline fired after it):
+        ``best_cost_`` and ``best_bound_`` then include the rounding and the
+        bound of the point the solve returns, and the caller can skip its
+        own.
     best_cost_, best_bound_ : float
         Cheapest cost and largest bound over the checks (``inf``/``-inf``
         before the first).
@@ -154,7 +155,7 @@ class CertificateStop:
                 self._last_check = took
                 self._solve_time = 0.0
                 self.record(cost, bound)
-                self.certified_ = self.met()
+                self.certified_ = self.final_check_ = self.met()
                 if self.report is not None:
                     self.report.phase(
                         f"check {self.n_checks_}: clustering cost "
