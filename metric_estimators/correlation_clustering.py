@@ -221,9 +221,12 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         first) would end after ``max_time``; the bound and the rounding
         follow as for a fit stopped by ``max_iter``, unless that moment
         comes right after a check, which then stands as the final bound
-        and rounding (a check is not run twice).  These are estimates:
-        the fit can end somewhat before or after ``max_time``, and its
-        result depends on the machine's speed.  ``None``: no limit.
+        and rounding (a check is not run twice).  On a sparse graph the
+        refinement of the bound (L-BFGS-B) stops at ``max_time`` with the
+        best multipliers found, so a bound computed then is certified but
+        may be looser; the rounding is not cut.  These are estimates: the
+        fit can end somewhat before or after ``max_time``, and its result
+        depends on the machine's speed.  ``None``: no limit.
     rounding : {"threshold", "probabilistic"}, default="threshold"
         Threshold pivoting measured far better on our planted-partition
         benchmarks, whose LP solutions are largely half-integral (x = 1/2),
@@ -488,7 +491,9 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             lower = certificate.best_bound_
         else:
             report.phase("certified lower bound (duals refined by L-BFGS-B)")
-            lower = problem.lp_lower_bound(refine=True) * w_scale
+            lower = problem.lp_lower_bound(
+                refine=True, deadline=(None if certificate is None
+                                       else certificate.deadline)) * w_scale
             if certificate is not None:
                 lower = max(lower, certificate.best_bound_)
         if converged or stopped:
@@ -526,11 +531,12 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         if self.certify_tol is None and self.max_time is None:
             return None
 
-        def check():
+        def check(deadline):
             self._round(A, as_matrix(np.clip(problem.x, 0.0, 1.0)), rng,
                         rounded)
             return (rounded.pool[0][1],
-                    problem.lp_lower_bound(refine=refine) * w_scale)
+                    problem.lp_lower_bound(refine=refine, deadline=deadline)
+                    * w_scale)
 
         return CertificateStop(check, problem.lp_objective, self.certify_tol,
                                report=report, max_time=self.max_time)

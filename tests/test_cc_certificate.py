@@ -138,9 +138,11 @@ class Script:
     def __init__(self, values):
         self.values = list(values)
         self.calls = 0
+        self.deadlines = []
 
-    def __call__(self):
+    def __call__(self, deadline):
         self.calls += 1
+        self.deadlines.append(deadline)
         return self.values.pop(0)
 
 
@@ -205,7 +207,8 @@ def test_checks_take_about_their_share_of_the_time(monkeypatch):
     clock = {"t": 0.0}
     monkeypatch.setattr(certificates.time, "perf_counter", lambda: clock["t"])
 
-    def check():
+    def check(deadline):
+        assert deadline is None
         clock["t"] += 10.0  # a check takes 10 s
         return 2.0, 1.0
 
@@ -222,7 +225,8 @@ def test_deadline_reserves_the_next_step_and_a_check(monkeypatch):
     clock = {"t": 0.0}
     monkeypatch.setattr(certificates.time, "perf_counter", lambda: clock["t"])
 
-    def check():
+    def check(deadline):
+        assert deadline == 300.0  # the clock started at 0
         clock["t"] += 50.0  # a check (rounding and bound) takes 50 s
         return 2.0, 1.0
 
@@ -257,7 +261,7 @@ def test_a_check_at_the_deadline_is_the_final_one(monkeypatch):
     clock = {"t": 0.0}
     monkeypatch.setattr(certificates.time, "perf_counter", lambda: clock["t"])
 
-    def check():
+    def check(deadline):
         clock["t"] += 50.0
         return 2.0, 1.0
 
@@ -283,6 +287,31 @@ def test_a_check_at_the_deadline_is_the_final_one(monkeypatch):
     stop.final_check_ = True
     stop.wrap(lambda *args: False)(None, 1.0, 1.0)
     assert not stop.final_check_
+
+
+def test_a_first_check_near_the_deadline_receives_it(monkeypatch):
+    clock = {"t": 0.0}
+    monkeypatch.setattr(certificates.time, "perf_counter", lambda: clock["t"])
+    seen = []
+
+    def check(deadline):
+        # a check that can stop early: 50 s of work, cut at the deadline
+        seen.append(deadline)
+        clock["t"] = min(clock["t"] + 50.0, deadline)
+        return 2.0, 1.0
+
+    # the first check falls due at the sixth step (stall), 60 s in; with
+    # max_time 80 it would end at 110 s if it could not stop early
+    stop = CertificateStop(check, lambda p: 1.0, tol=0.01, max_time=80.0)
+    rule = stop.wrap(lambda *args: False)
+    for _ in range(100):
+        clock["t"] += 10.0
+        if rule(None, 1.0, 1.0):
+            break
+    assert seen == [80.0] and stop.deadline == 80.0
+    assert clock["t"] == 80.0 and stop.final_check_ and stop.timed_out_
+    # no max_time: no deadline
+    assert CertificateStop(check, None, tol=0.1).deadline is None
 
 
 def test_deadline_stops_the_gamma_continuation(monkeypatch):

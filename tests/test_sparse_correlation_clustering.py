@@ -396,3 +396,59 @@ def test_refined_duals_certify_and_reach_the_restricted_lp(cp):
     assert bound == pytest.approx(box_lagrangian(c, k, A.T.tocsr(), y))
     assert start <= bound <= prob.value + 1e-9 * abs(prob.value)
     assert bound >= prob.value - 1e-3 * (1 + abs(prob.value))
+
+
+def _cycle_rows(seed, m=40, r=60):
+    """A random box LP of the cycle form: ``(c, k, A)``."""
+    rng = np.random.default_rng(seed)
+    c = rng.normal(size=m) * rng.lognormal(size=m)
+    k = float(np.abs(c[c < 0]).sum())
+    rows, cols, vals = [], [], []
+    for i in range(r):
+        e = rng.choice(m, size=int(rng.integers(3, 6)), replace=False)
+        rows += [i] * e.size
+        cols += list(e)
+        vals += [1.0] + [-1.0] * (e.size - 1)
+    return c, k, sparse.csr_matrix((vals, (rows, cols)), shape=(r, m))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_refinement_stopped_at_a_deadline_stays_certified(monkeypatch, cp,
+                                                          seed):
+    """A deadline after ``N`` evaluations of the smoothed Lagrangian (a
+    clock that ticks once per evaluation): the bound is ``L`` at the
+    multipliers returned, never below the start nor above the LP (cvxpy),
+    and it never decreases as ``N`` grows; without a deadline, or with one
+    never reached, it is the whole schedule's."""
+    from metric_estimators.solvers import dual_bounds
+
+    c, k, A = _cycle_rows(seed)
+    At = A.T.tocsr()
+    x = cp.Variable(A.shape[1])
+    prob = cp.Problem(cp.Minimize(k + c @ x), [A @ x <= 0, x >= 0, x <= 1])
+    prob.solve(solver="CLARABEL")
+    y0 = np.zeros(A.shape[0])
+    full, _ = dual_bounds.refine_box_duals(c, k, A, y0)
+    clock = {"t": 0}
+
+    def tick():
+        clock["t"] += 1
+        return clock["t"]
+
+    monkeypatch.setattr(dual_bounds.time, "perf_counter", tick)
+    last = -np.inf
+    for n_evals in (0, 1, 2, 5, 20, 100, 10**9):
+        clock["t"] = 0
+        bound, y = dual_bounds.refine_box_duals(c, k, A, y0,
+                                                deadline=n_evals + 1)
+        assert np.all(y >= 0)
+        assert bound == dual_bounds.box_lagrangian(c, k, At, y)
+        assert bound <= prob.value + 1e-9 * abs(prob.value)
+        assert bound >= last
+        last = bound
+        if n_evals == 0:
+            # nothing evaluated: the starting multipliers
+            assert bound == dual_bounds.box_lagrangian(c, k, At, y0)
+            np.testing.assert_array_equal(y, y0)
+    assert bound == pytest.approx(full, rel=1e-12, abs=1e-12)
+    assert full >= prob.value - 1e-3 * (1 + abs(prob.value))

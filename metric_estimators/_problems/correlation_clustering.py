@@ -185,7 +185,7 @@ class WeightedCorrelationLP:
         g = (lin - 0.5 * quad) / gam - 0.5 * gam * float(np.sum(self.w))
         return self.qp_objective(), g
 
-    def lp_lower_bound(self, refine=False):
+    def lp_lower_bound(self, refine=False, deadline=None):
         """Weak-duality lower bound on the LP optimum from the duals.
 
         The larger of two Lagrangian bounds, each maximised over a scale
@@ -205,7 +205,8 @@ class WeightedCorrelationLP:
         towards the optimum of the LP restricted to the active set: about
         ``O(nnz)`` per iteration, a few thousand iterations (for sparse
         graphs; on a dense problem's millions of triangles it costs more
-        than the solve's last stage).
+        than the solve's last stage), stopped at ``deadline`` (a
+        :func:`time.perf_counter` time) with the best multipliers so far.
         """
         edge, t = self._edge_form_bound()
         bound = max(self._pair_form_bound(), edge)
@@ -221,7 +222,7 @@ class WeightedCorrelationLP:
                   np.concatenate((act.edge, act.path)))),
                 shape=(rows, self.x.size))
             refined, _ = refine_box_duals(c, k, A, t * act.z / self.gamma,
-                                          weights=self.w)
+                                          weights=self.w, deadline=deadline)
             bound = max(bound, refined)
         return bound
 

@@ -25,8 +25,11 @@ as much) would end after it.  The rule is also read right after each
 check: if it fires there, the solve stops at the point just checked, and
 that check's bound and rounding are the final ones (``final_check_``), so
 the caller does not pay for them twice.  A check is never started when
-the last one, run again, would end after the deadline; before the first
-check its duration is unknown, so the first one can run past it.
+the last one, run again, would end after the deadline.  Before the first
+check its duration is unknown, so the check receives the deadline itself
+(``check(deadline)``): a check that can stop early (the refinement of a
+bound can: it stays certified at any moment) ends near the deadline
+instead of past it.
 """
 
 import time
@@ -44,10 +47,11 @@ class CertificateStop:
 
     Parameters
     ----------
-    check : callable ``check() -> (cost, bound)``
+    check : callable ``check(deadline) -> (cost, bound)``
         Rounds the current iterate and bounds the optimum from below; the
         pool of what it found is the caller's (a check may return the
-        cheapest cost it has ever found).
+        cheapest cost it has ever found).  ``deadline`` is :attr:`deadline`:
+        the check should not run past it where it can help it.
     objective : callable ``objective(point) -> float``
         The objective whose stall starts the checks.
     tol : float or None
@@ -85,6 +89,9 @@ class CertificateStop:
     n_checks_ : int
     check_time_ : float
         Seconds spent in checks.
+    deadline : float or None
+        The :func:`time.perf_counter` time of ``max_time`` (None without
+        it).
     """
 
     def __init__(self, check, objective, tol, share=0.25, report=None,
@@ -96,6 +103,8 @@ class CertificateStop:
         self.report = report
         self.max_time = None if max_time is None else float(max_time)
         self._start = time.perf_counter()
+        self.deadline = (None if self.max_time is None
+                         else self._start + self.max_time)
         self.certified_ = False
         self.timed_out_ = False
         self.final_check_ = False
@@ -148,7 +157,7 @@ class CertificateStop:
                 self._stop_for_time("the final bound and rounding")
                 return True
             if self.tol is not None and self._due(point):
-                cost, bound = self.check()
+                cost, bound = self.check(self.deadline)
                 took = time.perf_counter() - now
                 self.n_checks_ += 1
                 self.check_time_ += took

@@ -18,8 +18,14 @@ x_mu(y)``, ``x_mu = clip(-(c + A^T y) / mu, 0, 1)``) with scipy's L-BFGS-B
 under the bounds ``y >= 0``, for a decreasing sequence of ``mu``, each run
 warm-started from the last.  Only ``L`` itself, evaluated exactly at the
 multipliers found, is returned as the bound, so the result is certified
-whatever the accuracy of the smoothing or of L-BFGS.
+whatever the accuracy of the smoothing or of L-BFGS.  ``L`` comes for free
+with every evaluation of ``L_mu`` (both need ``c + A^T y``), so the best
+``L`` over every point L-BFGS-B evaluates is kept: a refinement stopped at
+any moment (``deadline``) still returns a certified bound, at least the
+starting one.
 """
+
+import time
 
 import numpy as np
 from scipy import sparse
@@ -37,8 +43,12 @@ def box_lagrangian(c, k, At, y):
     return float(k + np.minimum(c + At @ y, 0.0).sum())
 
 
+class _OutOfTime(Exception):
+    """Raised inside the objective once the deadline has passed."""
+
+
 def refine_box_duals(c, k, A, y0, *, weights=None, max_iter=500,
-                     schedule=MU_SCHEDULE):
+                     schedule=MU_SCHEDULE, deadline=None):
     """Return ``(L(y), y)``: multipliers at least as good as ``y0``.
 
     Parameters
@@ -59,37 +69,49 @@ def refine_box_duals(c, k, A, y0, *, weights=None, max_iter=500,
         L-BFGS-B iterations per smoothing level.
     schedule : sequence of float
         The smoothing levels, run in order.
+    deadline : float or None
+        A :func:`time.perf_counter` time: no evaluation starts after it,
+        and the best multipliers evaluated so far are returned (None: run
+        the whole schedule).  The bound is certified either way.
 
     Returns
     -------
     bound : float
-        ``max(L(y0), L(y))`` -- never below the starting bound.
+        The largest ``L`` over ``y0`` and every point evaluated -- never
+        below the starting bound.
     y : ndarray of shape (r,)
         The multipliers achieving it.
     """
     A = sparse.csr_matrix(A, dtype=np.float64)
     At = A.T.tocsr()
     y0 = np.maximum(np.asarray(y0, dtype=np.float64), 0.0)
-    best, best_y = box_lagrangian(c, k, At, y0), y0
+    best = {"L": box_lagrangian(c, k, At, y0), "y": y0}
     if A.shape[0] == 0 or A.nnz == 0:
-        return best, best_y
+        return best["L"], best["y"]
     scale = np.abs(c) if weights is None else np.abs(weights)
     scale = np.maximum(scale, 1e-3 * max(float(scale.mean()), 1e-300))
+
+    def smoothed(v, mu):
+        if deadline is not None and time.perf_counter() >= deadline:
+            raise _OutOfTime
+        s = c + At @ v
+        exact = k + float(np.minimum(s, 0.0).sum())  # L(v), certified
+        if exact > best["L"] and v.min() >= 0.0:
+            best["L"], best["y"] = exact, v.copy()
+        x = np.clip(-s / mu, 0.0, 1.0)
+        value = k + float(np.sum(s * x + 0.5 * mu * x * x))
+        return -value, -(A @ x)
+
     y = y0
-    for mu_unit in schedule:
-        mu = mu_unit * scale
-
-        def smoothed(v, mu=mu):
-            s = c + At @ v
-            x = np.clip(-s / mu, 0.0, 1.0)
-            value = k + float(np.sum(s * x + 0.5 * mu * x * x))
-            return -value, -(A @ x)
-
-        res = minimize(smoothed, y, jac=True, method="L-BFGS-B",
-                       bounds=Bounds(0.0, np.inf),
-                       options={"maxiter": int(max_iter), "maxcor": 20})
-        y = np.maximum(res.x, 0.0)
-        value = box_lagrangian(c, k, At, y)
-        if value > best:
-            best, best_y = value, y
-    return best, best_y
+    try:
+        for mu_unit in schedule:
+            res = minimize(smoothed, y, args=(mu_unit * scale,), jac=True,
+                           method="L-BFGS-B", bounds=Bounds(0.0, np.inf),
+                           options={"maxiter": int(max_iter), "maxcor": 20})
+            y = np.maximum(res.x, 0.0)
+            value = box_lagrangian(c, k, At, y)
+            if value > best["L"]:
+                best["L"], best["y"] = value, y
+    except _OutOfTime:
+        pass
+    return best["L"], best["y"]
