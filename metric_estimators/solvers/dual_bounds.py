@@ -85,19 +85,20 @@ def refine_box_duals(c, k, A, y0, *, weights=None, max_iter=500,
     A = sparse.csr_matrix(A, dtype=np.float64)
     At = A.T.tocsr()
     y0 = np.maximum(np.asarray(y0, dtype=np.float64), 0.0)
-    best = {"L": box_lagrangian(c, k, At, y0), "y": y0}
+    best, best_y = box_lagrangian(c, k, At, y0), y0
     if A.shape[0] == 0 or A.nnz == 0:
-        return best["L"], best["y"]
+        return best, best_y
     scale = np.abs(c) if weights is None else np.abs(weights)
     scale = np.maximum(scale, 1e-3 * max(float(scale.mean()), 1e-300))
 
     def smoothed(v, mu):
+        nonlocal best, best_y
         if deadline is not None and time.perf_counter() >= deadline:
             raise _OutOfTime
         s = c + At @ v
         exact = k + float(np.minimum(s, 0.0).sum())  # L(v), certified
-        if exact > best["L"] and v.min() >= 0.0:
-            best["L"], best["y"] = exact, v.copy()
+        if exact > best and v.min() >= 0.0:
+            best, best_y = exact, v.copy()
         x = np.clip(-s / mu, 0.0, 1.0)
         value = k + float(np.sum(s * x + 0.5 * mu * x * x))
         return -value, -(A @ x)
@@ -110,8 +111,8 @@ def refine_box_duals(c, k, A, y0, *, weights=None, max_iter=500,
                            options={"maxiter": int(max_iter), "maxcor": 20})
             y = np.maximum(res.x, 0.0)
             value = box_lagrangian(c, k, At, y)
-            if value > best["L"]:
-                best["L"], best["y"] = value, y
+            if value > best:
+                best, best_y = value, y
     except _OutOfTime:
         pass
-    return best["L"], best["y"]
+    return best, best_y
