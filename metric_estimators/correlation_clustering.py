@@ -69,8 +69,11 @@ SEARCH_SWITCH = 0.02
 SEARCH_STALL = 1e-3
 
 #: local optima found without the LP (local search from singletons, nodes in
-#: random orders) added to the first rounding of a sparse graph
+#: random orders) recombined on their own at the first rounding of a sparse
+#: graph, and offered to the pool beside the LP's roundings
 N_LP_FREE_STARTS = 4
+#: clusterings a sparse rounding keeps and crosses (every pair once)
+RECOMBINE_SIZE = 16
 
 __all__ = ["CorrelationClustering", "correlation_clustering_cost",
            "pivot_rounding"]
@@ -168,9 +171,11 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
     improved so (a sweep costs ``O(|E|)``; the trial that rounds cheapest is
     rarely the one that improves best), and the cheapest ones are then
     recombined: the local search restarted from the common refinement of
-    every pair of the 8 cheapest, for as long as that finds a cheaper
+    every pair of the 16 cheapest, for as long as that finds a cheaper
     clustering (:func:`~metric_estimators._problems.cc_local_search.recombine`;
-    the core groups of Ovelgönne & Geyer-Schulz 2012); on a dense one only
+    the core groups of Ovelgönne & Geyer-Schulz 2012).  The first rounding
+    also recombines, apart, a few local optima found without the LP and
+    offers their best to the pool; on a dense one only
     the cheapest trial is improved.  On loose LPs (many communities,
     LP values far below the best clustering) pivoting alone can be worse than
     putting every node apart.
@@ -605,12 +610,16 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         ``rounded.pool`` holds ``(labels, cost, sweeps)``, cheapest first:
         the clusterings of earlier checks, merged in.  A sparse graph
         polishes every trial (a sweep is ``O(|E|)``: the pivot that rounds
-        cheapest is rarely the one that polishes best), adds, the first
-        time, :data:`N_LP_FREE_STARTS` local optima found without the LP
-        (:func:`~metric_estimators._problems.cc_local_search.local_search_from_singletons`)
-        and recombines the cheapest ones
-        (:func:`~metric_estimators._problems.cc_local_search.recombine`);
-        a dense one polishes the cheapest trial only (a sweep is
+        cheapest is rarely the one that polishes best) and recombines the
+        trials among themselves
+        (:func:`~metric_estimators._problems.cc_local_search.recombine`,
+        the :data:`RECOMBINE_SIZE` cheapest).  The first time it also
+        recombines, on their own, :data:`N_LP_FREE_STARTS` local optima
+        found without the LP
+        (:func:`~metric_estimators._problems.cc_local_search.local_search_from_singletons`).
+        It then recombines the pool, this rounding's clusterings and the
+        best LP-free one together, crossing only the pairs not crossed
+        before.  A dense graph polishes the cheapest trial only (a sweep is
         ``O(n^2)``).
         """
         n = X.shape[0]
@@ -627,15 +636,26 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             trials.append(self._polish(A, labels, cost) if each
                           else (labels, cost, 0))
         if each:
+            free = []
             if not rounded.pool:
                 for _ in range(N_LP_FREE_STARTS):
                     labels, sweeps = local_search_from_singletons(
                         A, self.max_local_sweeps, rng)
-                    trials.append((labels, correlation_clustering_cost(
+                    free.append((labels, correlation_clustering_cost(
                         A, labels), sweeps))
-            pool = recombine(A, rounded.pool + trials,
+                free = recombine(A, free, correlation_clustering_cost,
+                                 self.max_local_sweeps, size=RECOMBINE_SIZE,
+                                 crossed=rounded.crossed)
+            # each lineage is crossed apart first (this iterate's roundings,
+            # the LP-free optima), then the heads of all of them together:
+            # in one pool the cheapest lineage crowds out the others' parents
+            fresh = recombine(A, trials, correlation_clustering_cost,
+                              self.max_local_sweeps, size=RECOMBINE_SIZE,
+                              crossed=rounded.crossed)
+            pool = recombine(A, rounded.pool + fresh + free[:1],
                              correlation_clustering_cost,
-                             self.max_local_sweeps, crossed=rounded.crossed)
+                             self.max_local_sweeps, size=RECOMBINE_SIZE,
+                             crossed=rounded.crossed)
         else:
             best = min(trials, key=lambda t: t[1])
             if polish:

@@ -42,7 +42,8 @@ best_one_element_moves = npk.lazy_kernel("correlation_clustering",
 sparse_one_element_moves = npk.lazy_kernel("correlation_clustering",
                                            "sparse_one_element_moves")
 
-__all__ = ["common_refinement", "local_search", "local_search_from_singletons",
+__all__ = ["cheapest_distinct", "common_refinement", "local_search",
+           "local_search_from_singletons",
            "merge_clusters", "recombine"]
 
 
@@ -147,6 +148,21 @@ def _canonical_key(labels):
     return hashlib.blake2b(rank[inverse].tobytes(), digest_size=16).digest()
 
 
+def cheapest_distinct(entries, size):
+    """The ``size`` cheapest distinct ``(labels, cost, ...)`` entries, cheapest first.
+
+    Two entries are the same clustering if their labels differ only by
+    names; of those the first is kept, and equal costs keep their order.
+    """
+    seen, out = set(), []
+    for entry in sorted(entries, key=lambda e: e[1]):
+        key = _canonical_key(entry[0])
+        if key not in seen:
+            seen.add(key)
+            out.append(entry)
+    return out[:size]
+
+
 def local_search_from_singletons(A, max_sweeps, rng):
     """:func:`local_search` from singletons, nodes swept in a random order.
 
@@ -199,16 +215,7 @@ def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None):
         (ties: the earlier one first).  Its head is never more costly than
         the cheapest clustering of the input.
     """
-    def distinct(entries):
-        seen, out = set(), []
-        for entry in sorted(entries, key=lambda e: e[1]):
-            key = _canonical_key(entry[0])
-            if key not in seen:
-                seen.add(key)
-                out.append(entry)
-        return out[:size]
-
-    pool = distinct(pool)
+    pool = cheapest_distinct(pool, size)
     crossed = set() if crossed is None else crossed
     for _ in range(max_rounds):
         if len(pool) < 2:
@@ -227,7 +234,7 @@ def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None):
                 children.append((labels, cost(A, labels), sweeps))
         if not children:
             break
-        pool = distinct(pool + children)
+        pool = cheapest_distinct(pool + children, size)
         if not pool[0][1] < best:
             break
     return pool
