@@ -10,11 +10,13 @@ from sklearn.exceptions import ConvergenceWarning
 
 from metric_estimators import CorrelationClustering
 from metric_estimators._problems.cc_local_search import (
+    cheapest_distinct,
     common_refinement,
     local_search,
     local_search_from_singletons,
     recombine,
 )
+from metric_estimators import correlation_clustering as cc_module
 from metric_estimators.correlation_clustering import correlation_clustering_cost
 from metric_estimators.solvers import certificates
 from metric_estimators.solvers.certificates import CertificateStop
@@ -127,6 +129,69 @@ def test_recombine_keeps_a_single_clustering():
     pool = [(g, correlation_clustering_cost(A, g), 0)]
     out = recombine(A, pool, correlation_clustering_cost, 100)
     assert len(out) == 1 and out[0][1] == pool[0][1]
+
+
+def test_cheapest_distinct_drops_renamed_copies_and_keeps_order():
+    a = np.array([0, 0, 1, 2])
+    renamed = np.array([5, 5, 3, 9])          # the same partition as a
+    b = np.array([0, 1, 1, 1])
+    c = np.array([0, 1, 2, 3])
+    entries = [(c, 3.0, "c"), (renamed, 1.0, "renamed"), (a, 1.0, "a"),
+               (b, 1.0, "b"), (a.copy(), 0.5, "a cheaper")]
+    out = cheapest_distinct(entries, 10)
+    # a's cheapest copy first; equal costs keep their input order, and the
+    # renamed copy of a at 1.0 is dropped as a duplicate of "a cheaper"
+    assert [e[2] for e in out] == ["a cheaper", "b", "c"]
+    assert [e[2] for e in cheapest_distinct(entries, 2)] == ["a cheaper", "b"]
+    assert cheapest_distinct([], 3) == []
+
+
+def test_sparse_rounding_crosses_the_lineages_apart_then_together(monkeypatch):
+    """The LP's roundings and the LP-free optima are recombined in separate
+    calls; the joint call sees at most the best LP-free clustering, so the
+    LP-free lineage cannot crowd the pool; and the result is the joint
+    call's pool, never costlier than any clustering it was given."""
+    A, _ = signed_graph(120, 1)
+    calls = []
+    real = cc_module.recombine
+
+    def spy(A_, pool, cost, max_sweeps, **kw):
+        out = real(A_, pool, cost, max_sweeps, **kw)
+        calls.append(([e[0].copy() for e in pool], min(e[1] for e in pool),
+                      out, kw["size"]))
+        return out
+
+    free_keys = []
+    real_free = cc_module.local_search_from_singletons
+
+    def spy_free(A_, max_sweeps, rng):
+        labels, sweeps = real_free(A_, max_sweeps, rng)
+        free_keys.append(labels.tobytes())
+        return labels, sweeps
+
+    monkeypatch.setattr(cc_module, "recombine", spy)
+    monkeypatch.setattr(cc_module, "local_search_from_singletons", spy_free)
+    est = CorrelationClustering(max_iter=5, random_state=0,
+                                n_rounding_trials=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(A)
+    assert len(free_keys) == cc_module.N_LP_FREE_STARTS
+    # one rounding: the LP-free optima, the trials, then all together
+    free_call, trial_call, joint = calls
+    assert sorted(l.tobytes() for l in free_call[0]) == sorted(free_keys)
+    assert len(trial_call[0]) == 6
+    assert not {l.tobytes() for l in trial_call[0]} & set(free_keys)
+    free_head = free_call[2][0][0]
+    in_joint = [l for l in joint[0]
+                if np.array_equal(l, free_head)]
+    assert len(in_joint) == 1
+    assert len(joint[0]) == len(trial_call[2]) + 1
+    assert all(size == cc_module.RECOMBINE_SIZE for *_, size in calls)
+    assert est.cost_ == joint[2][0][1]
+    assert est.cost_ <= min(free_call[1], trial_call[1]) + 1e-12
+    assert est.cost_ == pytest.approx(
+        correlation_clustering_cost(A, est.labels_), rel=1e-12)
 
 
 # --- CertificateStop ---------------------------------------------------
