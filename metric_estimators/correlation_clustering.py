@@ -175,8 +175,8 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
     clustering (:func:`~metric_estimators._problems.cc_local_search.recombine`;
     the core groups of Ovelgönne & Geyer-Schulz 2012).  The first rounding
     also recombines, apart, a few local optima found without the LP and
-    offers their best to the pool; on a dense one only
-    the cheapest trial is improved.  On loose LPs (many communities,
+    offers their best to the pool.  On a dense ``A`` only the cheapest
+    trial is improved.  On loose LPs (many communities,
     LP values far below the best clustering) pivoting alone can be worse than
     putting every node apart.
 
@@ -647,8 +647,9 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                                  self.max_local_sweeps, size=RECOMBINE_SIZE,
                                  crossed=rounded.crossed)
             # each lineage is crossed apart first (this iterate's roundings,
-            # the LP-free optima), then the heads of all of them together:
-            # in one pool the cheapest lineage crowds out the others' parents
+            # the LP-free optima), then the cheapest of all of them together
+            # (of the LP-free ones, the best only): in one pool from the
+            # start, the cheapest lineage crowds out the others' parents
             fresh = recombine(A, trials, correlation_clustering_cost,
                               self.max_local_sweeps, size=RECOMBINE_SIZE,
                               crossed=rounded.crossed)
