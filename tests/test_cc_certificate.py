@@ -9,6 +9,7 @@ from scipy.sparse.csgraph import dijkstra
 from sklearn.exceptions import ConvergenceWarning
 
 from metric_estimators import CorrelationClustering
+from metric_estimators import correlation_clustering as cc_module
 from metric_estimators._problems.cc_local_search import (
     cheapest_distinct,
     common_refinement,
@@ -16,7 +17,6 @@ from metric_estimators._problems.cc_local_search import (
     local_search_from_singletons,
     recombine,
 )
-from metric_estimators import correlation_clustering as cc_module
 from metric_estimators.correlation_clustering import correlation_clustering_cost
 from metric_estimators.solvers import certificates
 from metric_estimators.solvers.certificates import CertificateStop
