@@ -518,7 +518,8 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         self._store(problem, results, stages, graph.edge_matrix(x), x, lower,
                     w_scale, converged, certificate, stacklevel=5)
         if not final:
-            self._round(graph.csr, self.lp_solution_, rng, rounded)
+            self._round(graph.csr, self.lp_solution_, rng, rounded,
+                        None if certificate is None else certificate.deadline)
         self._set_rounding(rounded.pool, rounded.pivot_cost)
         self.n_features_in_ = n
         return self
@@ -538,7 +539,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
 
         def check(deadline):
             self._round(A, as_matrix(np.clip(problem.x, 0.0, 1.0)), rng,
-                        rounded)
+                        rounded, deadline)
             return (rounded.pool[0][1],
                     problem.lp_lower_bound(refine=refine, deadline=deadline)
                     * w_scale)
@@ -604,7 +605,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                                   for _ in r.history["objective"]]
         self.loss_curve_ = np.asarray(self.history_["objective"]) * w_scale
 
-    def _round(self, A, X, rng, rounded):
+    def _round(self, A, X, rng, rounded, deadline=None):
         """Round ``X`` ``n_rounding_trials`` times into ``rounded`` (a :class:`_Rounded`).
 
         ``rounded.pool`` holds ``(labels, cost, sweeps)``, cheapest first:
@@ -619,8 +620,10 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         (:func:`~metric_estimators._problems.cc_local_search.local_search_from_singletons`).
         It then recombines the pool, this rounding's clusterings and the
         best LP-free one together, crossing only the pairs not crossed
-        before.  A dense graph polishes the cheapest trial only (a sweep is
-        ``O(n^2)``).
+        before.  No crossing starts after ``deadline`` (a
+        ``time.perf_counter()`` value; the trials are always made and
+        polished).  A dense graph polishes the cheapest trial only (a sweep
+        is ``O(n^2)``).
         """
         n = X.shape[0]
         if n == 0:
@@ -645,18 +648,18 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                         A, labels), sweeps))
                 free = recombine(A, free, correlation_clustering_cost,
                                  self.max_local_sweeps, size=RECOMBINE_SIZE,
-                                 crossed=rounded.crossed)
+                                 crossed=rounded.crossed, deadline=deadline)
             # each lineage is crossed apart first (this iterate's roundings,
             # the LP-free optima), then the cheapest of all of them together
             # (of the LP-free ones, the best only): in one pool from the
             # start, the cheapest lineage crowds out the others' parents
             fresh = recombine(A, trials, correlation_clustering_cost,
                               self.max_local_sweeps, size=RECOMBINE_SIZE,
-                              crossed=rounded.crossed)
+                              crossed=rounded.crossed, deadline=deadline)
             pool = recombine(A, rounded.pool + fresh + free[:1],
                              correlation_clustering_cost,
                              self.max_local_sweeps, size=RECOMBINE_SIZE,
-                             crossed=rounded.crossed)
+                             crossed=rounded.crossed, deadline=deadline)
         else:
             best = min(trials, key=lambda t: t[1])
             if polish:

@@ -124,6 +124,39 @@ def test_recombine_finds_the_optimum_of_a_tiny_graph():
     assert out[0][1] == pytest.approx(best_partition_cost(A), abs=1e-9)
 
 
+@pytest.mark.parametrize("after", [0, 1, 3, 10**6])
+def test_recombine_stops_crossing_at_the_deadline(monkeypatch, after):
+    """A clock that ticks once per reading: the deadline at tick ``after``
+    lets exactly ``after`` crossings start (all of them if it is never
+    reached), marks only those crossed, and still returns a pool that is
+    sorted, exact and never costlier than its input."""
+    from metric_estimators._problems import cc_local_search
+
+    A, _ = signed_graph(60, 2)
+    rng = np.random.default_rng(2)
+    pool = []
+    for _ in range(5):
+        labels, sweeps = local_search(A, rng.integers(0, 12, 60), 100)
+        pool.append((labels, correlation_clustering_cost(A, labels), sweeps))
+    unbounded = set()
+    reference = recombine(A, pool, correlation_clustering_cost, 100, size=5,
+                          crossed=unbounded)
+    ticks = iter(range(10**7))
+    monkeypatch.setattr(cc_local_search.time, "perf_counter",
+                        lambda: float(next(ticks)))
+    crossed = set()
+    out = recombine(A, pool, correlation_clustering_cost, 100, size=5,
+                    crossed=crossed, deadline=float(after))
+    assert len(crossed) == min(after, len(unbounded))
+    if after >= len(unbounded):
+        assert [c for _, c, _ in out] == [c for _, c, _ in reference]
+    assert out[0][1] <= min(c for _, c, _ in pool) + 1e-12
+    assert [c for _, c, _ in out] == sorted(c for _, c, _ in out)
+    for labels, cost, _ in out:
+        assert cost == pytest.approx(correlation_clustering_cost(A, labels),
+                                     rel=1e-12)
+
+
 def test_recombine_keeps_a_single_clustering():
     A, g = signed_graph(30, 0)
     pool = [(g, correlation_clustering_cost(A, g), 0)]

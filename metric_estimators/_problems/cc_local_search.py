@@ -30,6 +30,7 @@ escape the local optimum of either parent.
 """
 
 import hashlib
+import time
 
 import numpy as np
 from scipy import sparse
@@ -184,7 +185,8 @@ def local_search_from_singletons(A, max_sweeps, rng):
     return np.unique(out, return_inverse=True)[1].astype(np.int64), sweeps
 
 
-def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None):
+def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None,
+              deadline=None):
     """Cross the cheapest clusterings of ``pool``; return the improved pool.
 
     Parameters
@@ -207,6 +209,10 @@ def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None):
     crossed : set or None
         Pairs already crossed (updated in place): pass the same set to
         later calls on a growing pool so that they cross only new pairs.
+    deadline : float or None
+        A ``time.perf_counter()`` value: no crossing starts after it (the
+        pairs left are not marked crossed), and the pool found so far is
+        returned.
 
     Returns
     -------
@@ -223,18 +229,24 @@ def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None):
         best = pool[0][1]
         keys = [_canonical_key(entry[0]) for entry in pool]
         children = []
+        late = False
         for i in range(len(pool)):
             for j in range(i + 1, len(pool)):
                 pair = (keys[i], keys[j])
                 if pair in crossed:
                     continue
+                if deadline is not None and time.perf_counter() >= deadline:
+                    late = True
+                    break
                 crossed.add(pair)
                 labels, sweeps = local_search(
                     A, common_refinement(pool[i][0], pool[j][0]), max_sweeps)
                 children.append((labels, cost(A, labels), sweeps))
+            if late:
+                break
         if not children:
             break
         pool = cheapest_distinct(pool + children, size)
-        if not pool[0][1] < best:
+        if late or not pool[0][1] < best:
             break
     return pool
