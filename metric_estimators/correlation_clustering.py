@@ -229,7 +229,8 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         and rounding (a check is not run twice).  On a sparse graph the
         refinement of the bound (L-BFGS-B) stops at ``max_time`` with the
         best multipliers found, so a bound computed then is certified but
-        may be looser; the rounding is not cut.  These are estimates: the
+        may be looser, and the rounding starts no recombination crossing
+        after it (its pivot trials always run).  These are estimates: the
         fit can end somewhat before or after ``max_time``, and its result
         depends on the machine's speed.  ``None``: no limit.
     rounding : {"threshold", "probabilistic"}, default="threshold"
