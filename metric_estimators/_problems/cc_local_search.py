@@ -30,6 +30,7 @@ escape the local optimum of either parent.
 """
 
 import hashlib
+import itertools
 import time
 
 import numpy as np
@@ -230,20 +231,17 @@ def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None,
         keys = [_canonical_key(entry[0]) for entry in pool]
         children = []
         late = False
-        for i in range(len(pool)):
-            for j in range(i + 1, len(pool)):
-                pair = (keys[i], keys[j])
-                if pair in crossed:
-                    continue
-                if deadline is not None and time.perf_counter() >= deadline:
-                    late = True
-                    break
-                crossed.add(pair)
-                labels, sweeps = local_search(
-                    A, common_refinement(pool[i][0], pool[j][0]), max_sweeps)
-                children.append((labels, cost(A, labels), sweeps))
-            if late:
+        for i, j in itertools.combinations(range(len(pool)), 2):
+            pair = (keys[i], keys[j])
+            if pair in crossed:
+                continue
+            if deadline is not None and time.perf_counter() >= deadline:
+                late = True
                 break
+            crossed.add(pair)
+            labels, sweeps = local_search(
+                A, common_refinement(pool[i][0], pool[j][0]), max_sweeps)
+            children.append((labels, cost(A, labels), sweeps))
         if not children:
             break
         pool = cheapest_distinct(pool + children, size)
