@@ -12,6 +12,7 @@ below by weak duality, and rounds the LP solution by pivoting
 """
 
 import numbers
+import time
 
 import numpy as np
 from scipy import sparse
@@ -529,21 +530,29 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                      w_scale, refine):
         """The checks of ``certify_tol`` and the deadline of ``max_time``.
 
-        A check rounds the clipped iterate (``as_matrix`` turns the edge
-        vector into the matrix :meth:`_round` reads) into the pool
-        ``rounded`` and bounds the LP from the current duals (``refine``:
-        raised by L-BFGS-B, affordable on the edges of a sparse graph).
-        None if neither option is set.
+        A check bounds the LP from the current duals (``refine``: raised by
+        L-BFGS-B, affordable on the edges of a sparse graph), then rounds the
+        clipped iterate (``as_matrix`` turns the edge vector into the matrix
+        :meth:`_round` reads) into the pool ``rounded``; its report line
+        gives the time of each.  None if neither option is set.
         """
         if self.certify_tol is None and self.max_time is None:
             return None
 
         def check(deadline):
+            # the bound first: its refinement stops at the deadline, and the
+            # rounding, whose crossings stop there too, takes what is left
+            # (the other way round, a long rounding near the deadline would
+            # leave the bound unrefined)
+            start = time.perf_counter()
+            bound = problem.lp_lower_bound(refine=refine,
+                                           deadline=deadline) * w_scale
+            mid = time.perf_counter()
             self._round(A, as_matrix(np.clip(problem.x, 0.0, 1.0)), rng,
                         rounded, deadline)
-            return (rounded.pool[0][1],
-                    problem.lp_lower_bound(refine=refine, deadline=deadline)
-                    * w_scale)
+            return (rounded.pool[0][1], bound,
+                    f"bound {mid - start:.2f} s, rounding "
+                    f"{time.perf_counter() - mid:.2f} s")
 
         return CertificateStop(check, problem.lp_objective, self.certify_tol,
                                report=report, max_time=self.max_time)

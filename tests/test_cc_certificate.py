@@ -1,5 +1,6 @@
 """Recombination of clusterings and the certificate stop (``certify_tol``)."""
 
+import re
 import warnings
 
 import numpy as np
@@ -10,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from metric_estimators import CorrelationClustering
 from metric_estimators import correlation_clustering as cc_module
+from metric_estimators._problems import correlation_clustering as cc_problems
 from metric_estimators._problems.cc_local_search import (
     cheapest_distinct,
     common_refinement,
@@ -599,6 +601,50 @@ def test_a_check_at_the_deadline_is_not_run_twice(
     assert est.cost_ == pytest.approx(correlation_clustering_cost(A,
                                                                   est.labels_))
     assert est.cost_ >= est.lower_bound_
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_a_check_bounds_first_then_rounds_and_times_both(
+        early_checks, monkeypatch, capsys, dense):
+    # near the deadline, a rounding made first would leave the bound's
+    # refinement no time: the bound goes first, and both get the deadline
+    calls = []
+    bound_ = cc_problems.WeightedCorrelationLP.lp_lower_bound
+    round_ = CorrelationClustering._round
+
+    def bound(self, refine=False, deadline=None):
+        calls.append(("bound", deadline))
+        return bound_(self, refine=refine, deadline=deadline)
+
+    def rounding(self, A, X, rng, rounded, deadline=None):
+        calls.append(("round", deadline))
+        return round_(self, A, X, rng, rounded, deadline)
+
+    monkeypatch.setattr(cc_problems.WeightedCorrelationLP, "lp_lower_bound",
+                        bound)
+    monkeypatch.setattr(CorrelationClustering, "_round", rounding)
+    A, _ = signed_graph(60, 3)
+    if dense:
+        A = A.toarray()
+    est = CorrelationClustering(tol=1e-9, gap_tol=1e-12, certify_tol=0.0,
+                                max_time=1e6, verbose=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(A)
+    checks = est.n_certificate_checks_
+    assert checks >= 1
+    # each check, then the final bound and rounding: (bound, round) pairs
+    assert [c[0] for c in calls] == ["bound", "round"] * (checks + 1)
+    # the checks pass both the deadline (so does the final sparse pair;
+    # the dense one neither refines nor crosses, and needs none)
+    deadlines = {c[1] for c in calls[:2 * checks if dense else None]}
+    assert len(deadlines) == 1 and None not in deadlines
+    lines = [ln for ln in capsys.readouterr().out.splitlines()
+             if " check " in ln and "ratio" in ln]
+    assert len(lines) == checks
+    for ln in lines:
+        assert re.search(r"[0-9.]+ s: bound [0-9.]+ s, rounding [0-9.]+ s\)",
+                         ln), ln
 
 
 @pytest.mark.parametrize("param, value", [

@@ -47,11 +47,13 @@ class CertificateStop:
 
     Parameters
     ----------
-    check : callable ``check(deadline) -> (cost, bound)``
+    check : callable ``check(deadline) -> (cost, bound)`` or ``(cost, bound, detail)``
         Rounds the current iterate and bounds the optimum from below; the
         pool of what it found is the caller's (a check may return the
         cheapest cost it has ever found).  ``deadline`` is :attr:`deadline`:
-        the check should not run past it where it can help it.
+        the check should not run past it where it can help it.  ``detail``,
+        a string (e.g. the time of each part), ends the check's report
+        line.
     objective : callable ``objective(point) -> float``
         The objective whose stall starts the checks.
     tol : float or None
@@ -157,7 +159,7 @@ class CertificateStop:
                 self._stop_for_time("the final bound and rounding")
                 return True
             if self.tol is not None and self._due(point):
-                cost, bound = self.check(self.deadline)
+                cost, bound, *detail = self.check(self.deadline)
                 took = time.perf_counter() - now
                 self.n_checks_ += 1
                 self.check_time_ += took
@@ -171,7 +173,7 @@ class CertificateStop:
                         f"{self.best_cost_:.6g}, certified lower bound "
                         f"{self.best_bound_:.6g}, ratio "
                         f"{self._ratio():.4g} (target {1.0 + self.tol:.4g}; "
-                        f"{took:.2f} s)")
+                        f"{took:.2f} s{''.join(f': {d}' for d in detail)})")
                 if not self.certified_ and self._out_of_time(now + took):
                     # this check is the final one: its point is returned
                     self.final_check_ = True
