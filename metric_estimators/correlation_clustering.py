@@ -75,6 +75,9 @@ SEARCH_STALL = 1e-3
 N_LP_FREE_STARTS = 4
 #: clusterings a sparse rounding keeps and crosses (every pair once)
 RECOMBINE_SIZE = 16
+#: share of the time left to ``max_time`` that a check or the final
+#: rounding leaves to the refinement of the bound after it
+BOUND_SHARE = 0.25
 
 __all__ = ["CorrelationClustering", "correlation_clustering_cost",
            "pivot_rounding"]
@@ -222,16 +225,18 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
     max_time : float or None, default=None
         Wall-clock seconds for the whole fit.  The solve stops, with a
         ``ConvergenceWarning``, as soon as one more oracle call and its
-        projections (timed as the last ones) and then the final bound and
-        rounding (timed as the last ``certify_tol`` check, 0 before the
-        first) would end after ``max_time``; the bound and the rounding
-        follow as for a fit stopped by ``max_iter``, unless that moment
-        comes right after a check, which then stands as the final bound
-        and rounding (a check is not run twice).  On a sparse graph the
-        refinement of the bound (L-BFGS-B) stops at ``max_time`` with the
-        best multipliers found, so a bound computed then is certified but
-        may be looser, and the rounding starts no recombination crossing
-        after it (its pivot trials always run).  These are estimates: the
+        projections (timed as the last ones) and then the final rounding
+        and bound (timed as the last ``certify_tol`` check; a quarter of
+        ``max_time`` before the first) would end after ``max_time``; the
+        rounding and the bound follow as for a fit stopped by
+        ``max_iter``, unless that moment comes right after a check, which
+        then stands as the final rounding and bound (a check is not run
+        twice).  On a sparse graph the rounding starts no recombination
+        crossing once only :data:`BOUND_SHARE` of the time left remains
+        (its pivot trials always run), and the refinement of the bound
+        (L-BFGS-B) after it stops at ``max_time`` with the best multipliers
+        found, so a bound computed then is certified but may be looser.
+        These are estimates: the
         fit can end somewhat before or after ``max_time``, and its result
         depends on the machine's speed.  ``None``: no limit.
     rounding : {"threshold", "probabilistic"}, default="threshold"
@@ -492,36 +497,37 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         converged = (results[-1].converged and len(results) == len(stages)
                      and not stopped)
         n_calls = sum(r.n_iter for r in results)
-        # stopped right after a check: it bounded and rounded the point
+        # stopped right after a check: it rounded and bounded the point
         final = certificate is not None and certificate.final_check_
-        if final:
-            lower = certificate.best_bound_
-        else:
-            report.phase("certified lower bound (duals refined by L-BFGS-B)")
-            lower = problem.lp_lower_bound(
-                refine=True, deadline=(None if certificate is None
-                                       else certificate.deadline)) * w_scale
-            if certificate is not None:
-                lower = max(lower, certificate.best_bound_)
         if converged or stopped:
             # a stopped solve (certify_tol, max_time) keeps the iterate: its
             # closure can cost more than the whole solve on a large graph
             x = np.clip(problem.x, 0.0, 1.0)
-            report.finish(f"LP converged after {n_calls} oracle calls "
-                          f"(gamma {problem.gamma:.3g})" if converged
-                          else self._stop_message(certificate, n_calls))
+            message = (f"LP converged after {n_calls} oracle calls "
+                       f"(gamma {problem.gamma:.3g})" if converged
+                       else self._stop_message(certificate, n_calls))
         else:
             # every cycle inequality holds at the closure on the edges (one
             # search per node: on a large graph, as long as an exact call)
             report.phase("not converged: the closure of the iterate on the "
                          "edges (one shortest-path search per node)")
             x = closure_on_edges(problem.x, oracle)
-            report.finish(self._stop_message(certificate, n_calls))
-        self._store(problem, results, stages, graph.edge_matrix(x), x, lower,
-                    w_scale, converged, certificate, stacklevel=5)
-        if not final:
-            self._round(graph.csr, self.lp_solution_, rng, rounded,
-                        None if certificate is None else certificate.deadline)
+            message = self._stop_message(certificate, n_calls)
+        X = graph.edge_matrix(x)
+        if final:
+            lower = certificate.best_bound_
+        else:
+            report.phase("rounding, then the certified lower bound (duals "
+                         "refined by L-BFGS-B)")
+            lower, detail = self._round_then_bound(
+                problem, graph.csr, X, rng, rounded, w_scale, True,
+                None if certificate is None else certificate.deadline)
+            report.phase(detail)
+            if certificate is not None:
+                lower = max(lower, certificate.best_bound_)
+        report.finish(message)
+        self._store(problem, results, stages, X, x, lower, w_scale,
+                    converged, certificate, stacklevel=5)
         self._set_rounding(rounded.pool, rounded.pivot_cost)
         self.n_features_in_ = n
         return self
@@ -530,32 +536,45 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                      w_scale, refine):
         """The checks of ``certify_tol`` and the deadline of ``max_time``.
 
-        A check bounds the LP from the current duals (``refine``: raised by
-        L-BFGS-B, affordable on the edges of a sparse graph), then rounds the
-        clipped iterate (``as_matrix`` turns the edge vector into the matrix
-        :meth:`_round` reads) into the pool ``rounded``; its report line
-        gives the time of each.  None if neither option is set.
+        A check rounds the clipped iterate (``as_matrix`` turns the edge
+        vector into the matrix :meth:`_round` reads) into the pool
+        ``rounded``, then bounds the LP from the current duals (``refine``:
+        raised by L-BFGS-B, affordable on the edges of a sparse graph), as
+        :meth:`_round_then_bound`; its report line gives the time of each.
+        None if neither option is set.
         """
         if self.certify_tol is None and self.max_time is None:
             return None
 
         def check(deadline):
-            # the bound first: its refinement stops at the deadline, and the
-            # rounding, whose crossings stop there too, takes what is left
-            # (the other way round, a long rounding near the deadline would
-            # leave the bound unrefined)
-            start = time.perf_counter()
-            bound = problem.lp_lower_bound(refine=refine,
-                                           deadline=deadline) * w_scale
-            mid = time.perf_counter()
-            self._round(A, as_matrix(np.clip(problem.x, 0.0, 1.0)), rng,
-                        rounded, deadline)
-            return (rounded.pool[0][1], bound,
-                    f"bound {mid - start:.2f} s, rounding "
-                    f"{time.perf_counter() - mid:.2f} s")
+            bound, detail = self._round_then_bound(
+                problem, A, as_matrix(np.clip(problem.x, 0.0, 1.0)), rng,
+                rounded, w_scale, refine, deadline)
+            return rounded.pool[0][1], bound, detail
 
         return CertificateStop(check, problem.lp_objective, self.certify_tol,
                                report=report, max_time=self.max_time)
+
+    def _round_then_bound(self, problem, A, X, rng, rounded, w_scale, refine,
+                          deadline):
+        """Round ``X`` into ``rounded``, then bound the LP; return ``(bound, detail)``.
+
+        With a ``deadline``, the rounding's crossings stop early enough to
+        leave :data:`BOUND_SHARE` of the time left to the bound's
+        refinement, which stops at the deadline.  The rounding goes first:
+        on large sparse graphs near the deadline, its crossings lower the
+        cost by more than the refinement raises the bound.  ``detail``
+        gives the time of each.
+        """
+        start = time.perf_counter()
+        cross_by = (None if deadline is None else
+                    deadline - BOUND_SHARE * max(deadline - start, 0.0))
+        self._round(A, X, rng, rounded, cross_by)
+        mid = time.perf_counter()
+        bound = problem.lp_lower_bound(refine=refine,
+                                       deadline=deadline) * w_scale
+        return bound, (f"rounding {mid - start:.2f} s, bound "
+                       f"{time.perf_counter() - mid:.2f} s")
 
     @staticmethod
     def _stop_message(certificate, n_calls):

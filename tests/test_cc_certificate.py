@@ -346,15 +346,20 @@ def test_deadline_reserves_the_next_step_and_a_check(monkeypatch):
     assert stopped_at + 10.0 + 50.0 >= 300.0
     assert stopped_at - 10.0 + 10.0 + 50.0 < 300.0
     assert stopped_at + 50.0 <= 300.0
-    # without a check yet, only the next step is reserved
-    clock["t"] = 0.0
-    stop = CertificateStop(Script([]), None, tol=None, max_time=95.0)
-    rule = stop.wrap(lambda *args: False)
-    calls = 0
-    while not rule(None, 1.0, 1.0):
-        calls += 1
-        clock["t"] += 10.0
-    assert clock["t"] == 90.0 and calls == 9
+    # without a check yet, the next step and reserve * max_time are kept
+    # (95 s: 23.75 s at reserve 0.25, 47.5 s at 0.5; 10 s steps)
+    for share, stop_time in [(0.25, 70.0), (0.5, 40.0)]:
+        clock["t"] = 0.0
+        stop = CertificateStop(Script([]), None, tol=None, reserve=share,
+                               max_time=95.0)
+        rule = stop.wrap(lambda *args: False)
+        calls = 0
+        while not rule(None, 1.0, 1.0):
+            calls += 1
+            clock["t"] += 10.0
+        assert clock["t"] == stop_time and calls == stop_time // 10
+        assert stop_time + 10.0 + share * 95.0 >= 95.0
+        assert stop_time + share * 95.0 < 95.0
 
 
 def test_a_check_at_the_deadline_is_the_final_one(monkeypatch):
@@ -365,9 +370,10 @@ def test_a_check_at_the_deadline_is_the_final_one(monkeypatch):
         clock["t"] += 50.0
         return 2.0, 1.0
 
-    # share 1: a check after every step from the sixth call on; 10 s steps
+    # share 1: a check after every step from the sixth call on; 10 s steps;
+    # no time kept before the first check
     stop = CertificateStop(check, lambda p: 1.0, tol=0.01, share=1.0,
-                           max_time=200.0)
+                           max_time=200.0, reserve=0.0)
     rule = stop.wrap(lambda *args: False)
     finals = []  # final_check_ after each call that did not stop
     for _ in range(100):
@@ -401,8 +407,11 @@ def test_a_first_check_near_the_deadline_receives_it(monkeypatch):
         return 2.0, 1.0
 
     # the first check falls due at the sixth step (stall), 60 s in; with
-    # max_time 80 it would end at 110 s if it could not stop early
-    stop = CertificateStop(check, lambda p: 1.0, tol=0.01, max_time=80.0)
+    # max_time 80 it would end at 110 s if it could not stop early (no time
+    # kept before the first check: with the default, the solve would stop
+    # before it, at 60 s)
+    stop = CertificateStop(check, lambda p: 1.0, tol=0.01, max_time=80.0,
+                           reserve=0.0)
     rule = stop.wrap(lambda *args: False)
     for _ in range(100):
         clock["t"] += 10.0
@@ -604,10 +613,11 @@ def test_a_check_at_the_deadline_is_not_run_twice(
 
 
 @pytest.mark.parametrize("dense", [False, True])
-def test_a_check_bounds_first_then_rounds_and_times_both(
+def test_a_check_rounds_then_bounds_and_times_both(
         early_checks, monkeypatch, capsys, dense):
-    # near the deadline, a rounding made first would leave the bound's
-    # refinement no time: the bound goes first, and both get the deadline
+    # near the deadline the crossings are worth more than the refinement:
+    # the rounding goes first, its crossings stopped early enough to leave
+    # BOUND_SHARE of the time left to the bound, which gets the deadline
     calls = []
     bound_ = cc_problems.WeightedCorrelationLP.lp_lower_bound
     round_ = CorrelationClustering._round
@@ -626,24 +636,32 @@ def test_a_check_bounds_first_then_rounds_and_times_both(
     A, _ = signed_graph(60, 3)
     if dense:
         A = A.toarray()
+    max_time = 1e6
     est = CorrelationClustering(tol=1e-9, gap_tol=1e-12, certify_tol=0.0,
-                                max_time=1e6, verbose=1, random_state=0)
+                                max_time=max_time, verbose=1, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(A)
     checks = est.n_certificate_checks_
     assert checks >= 1
-    # each check, then the final bound and rounding: (bound, round) pairs
-    assert [c[0] for c in calls] == ["bound", "round"] * (checks + 1)
-    # the checks pass both the deadline (so does the final sparse pair;
-    # the dense one neither refines nor crosses, and needs none)
-    deadlines = {c[1] for c in calls[:2 * checks if dense else None]}
-    assert len(deadlines) == 1 and None not in deadlines
+    # each check a (round, bound) pair; so is the sparse fit's final one
+    # (the dense one neither refines nor crosses: bound, then round)
+    pairs = checks if dense else checks + 1
+    assert [c[0] for c in calls[:2 * pairs]] == ["round", "bound"] * pairs
+    assert len(calls) == 2 * (checks + 1)
+    deadline = calls[1][1]
+    assert deadline is not None
+    for (_, cross_by), (_, bound_by) in zip(calls[0:2 * pairs:2],
+                                            calls[1:2 * pairs:2]):
+        assert bound_by == deadline
+        # the fit takes seconds: about BOUND_SHARE * max_time is left
+        assert abs(cross_by - (deadline - cc_module.BOUND_SHARE * max_time)) \
+            < cc_module.BOUND_SHARE * 600.0
     lines = [ln for ln in capsys.readouterr().out.splitlines()
              if " check " in ln and "ratio" in ln]
     assert len(lines) == checks
     for ln in lines:
-        assert re.search(r"[0-9.]+ s: bound [0-9.]+ s, rounding [0-9.]+ s\)",
+        assert re.search(r"[0-9.]+ s: rounding [0-9.]+ s, bound [0-9.]+ s\)",
                          ln), ln
 
 

@@ -67,11 +67,15 @@ class CertificateStop:
         A deadline, in seconds from the construction: the wrapped rule
         returns True as soon as the time spent, plus the last step's
         duration (from one call of the rule to the next, checks excluded),
-        plus the last check's duration (0 before the first check), reaches
+        plus the last check's duration, reaches it; before the first
+        check, whose duration is unknown, ``reserve * max_time`` stands for
         it.  The caller's final bound and rounding, about one check, then
         end near the deadline rather than one check after it.  The same
         test right after a check stops the solve there, with that check as
         the final one (``final_check_``).
+    reserve : float, default=0.25
+        Share of ``max_time`` kept for the final bound and rounding until a
+        check has timed one.
 
     Attributes
     ----------
@@ -97,13 +101,14 @@ class CertificateStop:
     """
 
     def __init__(self, check, objective, tol, share=0.25, report=None,
-                 max_time=None):
+                 max_time=None, reserve=0.25):
         self.check = check
         self.objective = objective
         self.tol = None if tol is None else float(tol)
         self.share = float(share)
         self.report = report
         self.max_time = None if max_time is None else float(max_time)
+        self.reserve = float(reserve)
         self._start = time.perf_counter()
         self.deadline = (None if self.max_time is None
                          else self._start + self.max_time)
@@ -184,10 +189,16 @@ class CertificateStop:
             return self.certified_
         return stop
 
+    def _reserve(self):
+        """The time kept for a check: the last one's, else ``reserve * max_time``."""
+        if self.n_checks_:
+            return self._last_check
+        return self.reserve * self.max_time
+
     def _out_of_time(self, now):
         """Whether another step and a check, from ``now``, would end late."""
         return (self.max_time is not None
-                and now - self._start + self._step + self._last_check
+                and now - self._start + self._step + self._reserve()
                 >= self.max_time)
 
     def _stop_for_time(self, what, tail=""):
@@ -196,7 +207,7 @@ class CertificateStop:
             self.report.phase(
                 f"max_time ({self.max_time:.6g} s): another step "
                 f"({self._step:.3g} s) and {what} "
-                f"(~{self._last_check:.3g} s) would end after it; the "
+                f"(~{self._reserve():.3g} s) would end after it; the "
                 f"solve stops{tail}")
 
     def _ratio(self):
