@@ -348,9 +348,9 @@ def test_deadline_reserves_the_next_step_and_a_check(monkeypatch):
     assert stopped_at + 50.0 <= 300.0
     # without a check yet, the next step and reserve * max_time are kept
     # (95 s: 23.75 s at reserve 0.25, 47.5 s at 0.5; 10 s steps)
-    for share, stop_time in [(0.25, 70.0), (0.5, 40.0)]:
+    for reserve, stop_time in [(0.25, 70.0), (0.5, 40.0)]:
         clock["t"] = 0.0
-        stop = CertificateStop(Script([]), None, tol=None, reserve=share,
+        stop = CertificateStop(Script([]), None, tol=None, reserve=reserve,
                                max_time=95.0)
         rule = stop.wrap(lambda *args: False)
         calls = 0
@@ -358,8 +358,8 @@ def test_deadline_reserves_the_next_step_and_a_check(monkeypatch):
             calls += 1
             clock["t"] += 10.0
         assert clock["t"] == stop_time and calls == stop_time // 10
-        assert stop_time + 10.0 + share * 95.0 >= 95.0
-        assert stop_time + share * 95.0 < 95.0
+        assert stop_time + 10.0 + reserve * 95.0 >= 95.0
+        assert stop_time + reserve * 95.0 < 95.0
 
 
 def test_a_check_at_the_deadline_is_the_final_one(monkeypatch):

@@ -189,7 +189,7 @@ class CertificateStop:
             return self.certified_
         return stop
 
-    def _reserve(self):
+    def _time_kept(self):
         """The time kept for a check: the last one's, else ``reserve * max_time``."""
         if self.n_checks_:
             return self._last_check
@@ -198,7 +198,7 @@ class CertificateStop:
     def _out_of_time(self, now):
         """Whether another step and a check, from ``now``, would end late."""
         return (self.max_time is not None
-                and now - self._start + self._step + self._reserve()
+                and now - self._start + self._step + self._time_kept()
                 >= self.max_time)
 
     def _stop_for_time(self, what, tail=""):
@@ -207,7 +207,7 @@ class CertificateStop:
             self.report.phase(
                 f"max_time ({self.max_time:.6g} s): another step "
                 f"({self._step:.3g} s) and {what} "
-                f"(~{self._reserve():.3g} s) would end after it; the "
+                f"(~{self._time_kept():.3g} s) would end after it; the "
                 f"solve stops{tail}")
 
     def _ratio(self):
