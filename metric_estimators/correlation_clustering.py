@@ -49,7 +49,7 @@ from .base import DaskClientMixin, DocLinkMixin
 from .solvers import numpy_kernels as npk
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
-from .solvers.certificates import CertificateStop
+from .solvers.certificates import CertificateStop, CheckResult
 from .solvers.continuation import gamma_stages, solve_continuation
 from .solvers.oracles import ShortEdgeTriangleOracle, SparseShortestPathOracle
 
@@ -226,8 +226,9 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         Wall-clock seconds for the whole fit.  The solve stops, with a
         ``ConvergenceWarning``, as soon as one more oracle call and its
         projections (timed as the last ones) and then the final rounding
-        and bound (timed as the last ``certify_tol`` check; a quarter of
-        ``max_time`` before the first) would end after ``max_time``; the
+        and bound (timed as the last ``certify_tol`` check, less the
+        LP-free optima that only the first rounding makes; a quarter of
+        ``max_time`` before the first check) would end after ``max_time``; the
         rounding and the bound follow as for a fit stopped by
         ``max_iter``, unless that moment comes right after a check, which
         then stands as the final rounding and bound (a check is not run
@@ -519,7 +520,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         else:
             report.phase("rounding, then the certified lower bound (duals "
                          "refined by L-BFGS-B)")
-            lower, detail = self._round_then_bound(
+            lower, detail, _ = self._round_then_bound(
                 problem, graph.csr, X, rng, rounded, w_scale, True,
                 None if certificate is None else certificate.deadline)
             report.phase(detail)
@@ -547,34 +548,36 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             return None
 
         def check(deadline):
-            bound, detail = self._round_then_bound(
+            bound, detail, once = self._round_then_bound(
                 problem, A, as_matrix(np.clip(problem.x, 0.0, 1.0)), rng,
                 rounded, w_scale, refine, deadline)
-            return rounded.pool[0][1], bound, detail
+            return CheckResult(rounded.pool[0][1], bound, detail, once)
 
         return CertificateStop(check, problem.lp_objective, self.certify_tol,
                                report=report, max_time=self.max_time)
 
     def _round_then_bound(self, problem, A, X, rng, rounded, w_scale, refine,
                           deadline):
-        """Round ``X`` into ``rounded``, then bound the LP; return ``(bound, detail)``.
+        """Round ``X`` into ``rounded``, then bound the LP; return ``(bound, detail, once)``.
 
         With a ``deadline``, the rounding's crossings stop early enough to
         leave :data:`BOUND_SHARE` of the time left to the bound's
         refinement, which stops at the deadline.  The rounding goes first:
         on large sparse graphs near the deadline, its crossings lower the
         cost by more than the refinement raises the bound.  ``detail``
-        gives the time of each.
+        gives the time of each; ``once`` is the seconds of the LP-free
+        optima, made by the first rounding only (see :meth:`_round`).
         """
         start = time.perf_counter()
         cross_by = (None if deadline is None else
                     deadline - BOUND_SHARE * max(deadline - start, 0.0))
-        self._round(A, X, rng, rounded, cross_by)
+        once = self._round(A, X, rng, rounded, cross_by)
         mid = time.perf_counter()
         bound = problem.lp_lower_bound(refine=refine,
                                        deadline=deadline) * w_scale
-        return bound, (f"rounding {mid - start:.2f} s, bound "
-                       f"{time.perf_counter() - mid:.2f} s")
+        free = f" (LP-free optima {once:.2f} s)" if once else ""
+        return bound, (f"rounding {mid - start:.2f} s{free}, bound "
+                       f"{time.perf_counter() - mid:.2f} s"), once
 
     @staticmethod
     def _stop_message(certificate, n_calls):
@@ -652,12 +655,13 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         before.  No crossing starts after ``deadline`` (a
         ``time.perf_counter()`` value; the trials are always made and
         polished).  A dense graph polishes the cheapest trial only (a sweep
-        is ``O(n^2)``).
+        is ``O(n^2)``).  Return the seconds spent on the LP-free optima
+        (0 but the first time).
         """
         n = X.shape[0]
         if n == 0:
             rounded.update([(np.empty(0, dtype=np.int64), 0.0, 0)], 0.0)
-            return
+            return 0.0
         polish = self.local_search and n > 1
         each = polish and sparse.issparse(A)
         trials, pivot_cost = [], np.inf
@@ -667,9 +671,11 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             pivot_cost = min(pivot_cost, cost)
             trials.append(self._polish(A, labels, cost) if each
                           else (labels, cost, 0))
+        once = 0.0
         if each:
             free = []
             if not rounded.pool:
+                since = time.perf_counter()
                 for _ in range(N_LP_FREE_STARTS):
                     labels, sweeps = local_search_from_singletons(
                         A, self.max_local_sweeps, rng)
@@ -678,6 +684,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                 free = recombine(A, free, correlation_clustering_cost,
                                  self.max_local_sweeps, size=RECOMBINE_SIZE,
                                  crossed=rounded.crossed, deadline=deadline)
+                once = time.perf_counter() - since
             # each lineage is crossed apart first (this iterate's roundings,
             # the LP-free optima), then the cheapest of all of them together
             # (of the LP-free ones, the best only): in one pool from the
@@ -695,6 +702,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                 best = self._polish(A, best[0], best[1])
             pool = sorted([best, *rounded.pool], key=lambda t: t[1])[:1]
         rounded.update(pool, pivot_cost)
+        return once
 
     def _set_rounding(self, pool, pivot_cost):
         """Store the cheapest clustering of ``pool``."""

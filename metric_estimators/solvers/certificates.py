@@ -20,8 +20,9 @@ check took, so that checks take at most about ``share`` of the time.
 A deadline (``max_time``) bounds the whole run, the final bound and
 rounding included: the solve stops as soon as one more step (timed as the
 last one: projections and an oracle call) followed by a check (timed as
-the last check; what the caller does after a stopped solve costs about
-as much) would end after it.  The rule is also read right after each
+the last check, less what it did once and the next will not do again;
+what the caller does after a stopped solve costs about as much) would end
+after it.  The rule is also read right after each
 check: if it fires there, the solve stops at the point just checked, and
 that check's bound and rounding are the final ones (``final_check_``), so
 the caller does not pay for them twice.  A check is never started when
@@ -33,8 +34,9 @@ instead of past it.
 """
 
 import time
+from typing import NamedTuple
 
-__all__ = ["STALL", "STALL_WINDOW", "CertificateStop"]
+__all__ = ["STALL", "STALL_WINDOW", "CheckResult", "CertificateStop"]
 
 #: relative change of the objective over :data:`STALL_WINDOW` oracle calls
 #: below which the first check is made
@@ -42,18 +44,41 @@ STALL = 1e-2
 STALL_WINDOW = 5
 
 
+class CheckResult(NamedTuple):
+    """What a check returns (a plain ``(cost, bound)`` tuple also does).
+
+    Attributes
+    ----------
+    cost : float
+        The cheapest rounded cost found.
+    bound : float
+        A certified lower bound.
+    detail : str
+        Ends the check's report line (e.g. the time of each part); may be
+        empty.
+    once : float
+        Seconds of the check spent on work that the next check will not
+        repeat (e.g. a first search whose result is kept); they are left
+        out of the check's duration as a forecast of the next one.
+    """
+
+    cost: float
+    bound: float
+    detail: str = ""
+    once: float = 0.0
+
+
 class CertificateStop:
     """Checks of a rounded cost against a lower bound, run from a stop rule.
 
     Parameters
     ----------
-    check : callable ``check(deadline) -> (cost, bound)`` or ``(cost, bound, detail)``
+    check : callable ``check(deadline) -> CheckResult`` or ``(cost, bound)``
         Rounds the current iterate and bounds the optimum from below; the
         pool of what it found is the caller's (a check may return the
         cheapest cost it has ever found).  ``deadline`` is :attr:`deadline`:
-        the check should not run past it where it can help it.  ``detail``,
-        a string (e.g. the time of each part), ends the check's report
-        line.
+        the check should not run past it where it can help it.  See
+        :class:`CheckResult`.
     objective : callable ``objective(point) -> float``
         The objective whose stall starts the checks.
     tol : float or None
@@ -67,7 +92,8 @@ class CertificateStop:
         A deadline, in seconds from the construction: the wrapped rule
         returns True as soon as the time spent, plus the last step's
         duration (from one call of the rule to the next, checks excluded),
-        plus the last check's duration, reaches it; before the first
+        plus the last check's duration (less its ``once`` part), reaches
+        it; before the first
         check, whose duration is unknown, ``reserve * max_time`` stands for
         it.  The caller's final bound and rounding, about one check, then
         end near the deadline rather than one check after it.  The same
@@ -164,11 +190,14 @@ class CertificateStop:
                 self._stop_for_time("the final bound and rounding")
                 return True
             if self.tol is not None and self._due(point):
-                cost, bound, *detail = self.check(self.deadline)
+                cost, bound, detail, once = CheckResult(
+                    *self.check(self.deadline))
                 took = time.perf_counter() - now
                 self.n_checks_ += 1
                 self.check_time_ += took
-                self._last_check = took
+                # the next check, and the final bound and rounding, will
+                # not repeat the once-only part
+                self._last_check = max(took - once, 0.0)
                 self._solve_time = 0.0
                 self.record(cost, bound)
                 self.certified_ = self.final_check_ = self.met()
@@ -178,7 +207,7 @@ class CertificateStop:
                         f"{self.best_cost_:.6g}, certified lower bound "
                         f"{self.best_bound_:.6g}, ratio "
                         f"{self._ratio():.4g} (target {1.0 + self.tol:.4g}; "
-                        f"{took:.2f} s{''.join(f': {d}' for d in detail)})")
+                        f"{took:.2f} s{f': {detail}' if detail else ''})")
                 if not self.certified_ and self._out_of_time(now + took):
                     # this check is the final one: its point is returned
                     self.final_check_ = True
@@ -190,7 +219,7 @@ class CertificateStop:
         return stop
 
     def _time_kept(self):
-        """The time kept for a check: the last one's, else ``reserve * max_time``."""
+        """The time kept for a check: the last one's (less its ``once`` part), else ``reserve * max_time``."""
         if self.n_checks_:
             return self._last_check
         return self.reserve * self.max_time
