@@ -233,8 +233,8 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         ``max_iter``, unless that moment comes right after a check, which
         then stands as the final rounding and bound (a check is not run
         twice).  On a sparse graph the rounding starts no recombination
-        crossing, no LP-free start and no pivot trial but the first once
-        only :data:`BOUND_SHARE` of the time left remains, and the refinement of the bound
+        crossing once only :data:`BOUND_SHARE` of the time left remains
+        (its pivot trials always run), and the refinement of the bound
         (L-BFGS-B) after it stops at ``max_time`` with the best multipliers
         found, so a bound computed then is certified but may be looser.
         These are estimates: the
@@ -652,9 +652,9 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         (:func:`~metric_estimators._problems.cc_local_search.local_search_from_singletons`).
         It then recombines the pool, this rounding's clusterings and the
         best LP-free one together, crossing only the pairs not crossed
-        before.  After ``deadline`` (a ``time.perf_counter()`` value) no
-        crossing, no LP-free start and no trial but the first starts (the
-        first trial is always made and polished).  A dense graph polishes the cheapest trial only (a sweep
+        before.  No crossing starts after ``deadline`` (a
+        ``time.perf_counter()`` value; the trials are always made and
+        polished).  A dense graph polishes the cheapest trial only (a sweep
         is ``O(n^2)``).  Return the seconds spent on the LP-free optima
         (0 but the first time).
         """
@@ -665,13 +665,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         polish = self.local_search and n > 1
         each = polish and sparse.issparse(A)
         trials, pivot_cost = [], np.inf
-
-        def late():
-            return deadline is not None and time.perf_counter() >= deadline
-
         for _ in range(self.n_rounding_trials):
-            if trials and late():  # the first trial is always made
-                break
             labels = pivot_rounding(X, rng, self.rounding)
             cost = correlation_clustering_cost(A, labels)
             pivot_cost = min(pivot_cost, cost)
@@ -683,18 +677,13 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             if not rounded.pool:
                 since = time.perf_counter()
                 for _ in range(N_LP_FREE_STARTS):
-                    if late():
-                        break
                     labels, sweeps = local_search_from_singletons(
                         A, self.max_local_sweeps, rng)
                     free.append((labels, correlation_clustering_cost(
                         A, labels), sweeps))
-                if free:
-                    free = recombine(A, free, correlation_clustering_cost,
-                                     self.max_local_sweeps,
-                                     size=RECOMBINE_SIZE,
-                                     crossed=rounded.crossed,
-                                     deadline=deadline)
+                free = recombine(A, free, correlation_clustering_cost,
+                                 self.max_local_sweeps, size=RECOMBINE_SIZE,
+                                 crossed=rounded.crossed, deadline=deadline)
                 once = time.perf_counter() - since
             # each lineage is crossed apart first (this iterate's roundings,
             # the LP-free optima), then the cheapest of all of them together

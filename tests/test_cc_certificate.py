@@ -229,50 +229,6 @@ def test_sparse_rounding_crosses_the_lineages_apart_then_together(monkeypatch):
         correlation_clustering_cost(A, est.labels_), rel=1e-12)
 
 
-@pytest.mark.parametrize("late", [False, True])
-def test_a_late_rounding_makes_one_trial_and_no_lp_free_start(
-        monkeypatch, late):
-    # past its deadline, a sparse rounding still returns a polished
-    # clustering (one pivot trial), but starts nothing more
-    A, _ = signed_graph(120, 2)
-    est = CorrelationClustering(max_iter=3, random_state=0,
-                                n_rounding_trials=6)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        est.fit(A)
-    counts = {"pivot": 0, "free": 0}
-    real_pivot, real_free = (cc_module.pivot_rounding,
-                             cc_module.local_search_from_singletons)
-
-    def pivot(*args):
-        counts["pivot"] += 1
-        return real_pivot(*args)
-
-    def free(*args):
-        counts["free"] += 1
-        return real_free(*args)
-
-    monkeypatch.setattr(cc_module, "pivot_rounding", pivot)
-    monkeypatch.setattr(cc_module, "local_search_from_singletons", free)
-    rounded = cc_module._Rounded()
-    deadline = (cc_module.time.perf_counter() - 1.0 if late
-                else cc_module.time.perf_counter() + 1e6)
-    once = est._round(A, est.lp_solution_, np.random.RandomState(0),
-                      rounded, deadline)
-    if late:
-        assert counts == {"pivot": 1, "free": 0}
-        assert once < 1.0  # nothing once-only was made
-    else:
-        assert counts == {"pivot": 6, "free": cc_module.N_LP_FREE_STARTS}
-        assert once > 0.0
-    labels, cost, _ = rounded.pool[0]
-    assert cost == pytest.approx(correlation_clustering_cost(A, labels),
-                                 rel=1e-12)
-    # the one trial is polished: no single move improves it
-    again, _ = local_search(A, labels, 100)
-    assert correlation_clustering_cost(A, again) == pytest.approx(cost)
-
-
 # --- CertificateStop ---------------------------------------------------
 
 
