@@ -147,7 +147,7 @@ class CertificateStop:
         self.check_time_ = 0.0
         self._values = []
         self._solve_time = 0.0
-        self._last_check = 0.0
+        self._check_forecast = 0.0
         self._since = None
         self._step = 0.0
 
@@ -174,7 +174,7 @@ class CertificateStop:
             old, new = self._values[-1 - STALL_WINDOW], self._values[-1]
             return abs(new - old) <= STALL * max(abs(new), 1e-300)
         return (self._solve_time
-                >= (1.0 - self.share) / self.share * self._last_check)
+                >= (1.0 - self.share) / self.share * self._check_forecast)
 
     def wrap(self, stop_rule):
         """Return ``stop_rule`` with the checks: True once converged or certified."""
@@ -195,9 +195,9 @@ class CertificateStop:
                 took = time.perf_counter() - now
                 self.n_checks_ += 1
                 self.check_time_ += took
-                # the next check, and the final bound and rounding, will
-                # not repeat the once-only part
-                self._last_check = max(took - once, 0.0)
+                # the time of the next check (and of the final bound and
+                # rounding): this one's, without its once-only part
+                self._check_forecast = max(took - once, 0.0)
                 self._solve_time = 0.0
                 self.record(cost, bound)
                 self.certified_ = self.final_check_ = self.met()
@@ -221,7 +221,7 @@ class CertificateStop:
     def _time_kept(self):
         """The time kept for a check: the last one's (less its ``once`` part), else ``reserve * max_time``."""
         if self.n_checks_:
-            return self._last_check
+            return self._check_forecast
         return self.reserve * self.max_time
 
     def _out_of_time(self, now):
