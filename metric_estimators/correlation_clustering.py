@@ -234,7 +234,9 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         then stands as the final rounding and bound (a check is not run
         twice).  On a sparse graph the rounding starts no recombination
         crossing once only :data:`BOUND_SHARE` of the time left remains
-        (its pivot trials always run), and the refinement of the bound
+        and makes a pivot trial after the first only if it and the
+        LP-free starts still to make fit before that (the first rounding
+        makes at least one of them), and the refinement of the bound
         (L-BFGS-B) after it stops at ``max_time`` with the best multipliers
         found, so a bound computed then is certified but may be looser.
         These are estimates: the
@@ -652,11 +654,21 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         (:func:`~metric_estimators._problems.cc_local_search.local_search_from_singletons`).
         It then recombines the pool, this rounding's clusterings and the
         best LP-free one together, crossing only the pairs not crossed
-        before.  No crossing starts after ``deadline`` (a
-        ``time.perf_counter()`` value; the trials are always made and
-        polished).  A dense graph polishes the cheapest trial only (a sweep
+        before.  A dense graph polishes the cheapest trial only (a sweep
         is ``O(n^2)``).  Return the seconds spent on the LP-free optima
         (0 but the first time).
+
+        With a ``deadline`` (a ``time.perf_counter()`` value), the first
+        trial and the first LP-free start are always made; a later trial
+        starts only if it (timed as the mean trial so far) and the LP-free
+        starts still to make (each timed as the mean polish of a trial)
+        would end by ``deadline``, a later LP-free start only if it (timed
+        as the mean one so far) would, and no crossing starts after it.
+        So a rounding short of time keeps the LP-free starts, which on an
+        early iterate of a large graph are both cheaper and far better
+        than the trials (n = 100,000 after 53 oracle calls: about 2.5 s
+        and a cost of 65,500 each, against about 12 s and 159,000 for a
+        polished trial).
         """
         n = X.shape[0]
         if n == 0:
@@ -664,19 +676,33 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             return 0.0
         polish = self.local_search and n > 1
         each = polish and sparse.issparse(A)
+        n_free = N_LP_FREE_STARTS if each and not rounded.pool else 0
         trials, pivot_cost = [], np.inf
-        for _ in range(self.n_rounding_trials):
+        started, polishing = time.perf_counter(), 0.0
+        for k in range(self.n_rounding_trials):
+            # the next trial and the LP-free starts still to make (each
+            # timed as a polish: both are a local search) must end by then
+            if k and _late(deadline, (time.perf_counter() - started) / k
+                           + n_free * polishing / k):
+                break
             labels = pivot_rounding(X, rng, self.rounding)
             cost = correlation_clustering_cost(A, labels)
             pivot_cost = min(pivot_cost, cost)
-            trials.append(self._polish(A, labels, cost) if each
-                          else (labels, cost, 0))
+            if each:
+                since = time.perf_counter()
+                trials.append(self._polish(A, labels, cost))
+                polishing += time.perf_counter() - since
+            else:
+                trials.append((labels, cost, 0))
         once = 0.0
         if each:
             free = []
-            if not rounded.pool:
+            if n_free:
                 since = time.perf_counter()
-                for _ in range(N_LP_FREE_STARTS):
+                for k in range(n_free):
+                    if k and _late(deadline,
+                                   (time.perf_counter() - since) / k):
+                        break
                     labels, sweeps = local_search_from_singletons(
                         A, self.max_local_sweeps, rng)
                     free.append((labels, correlation_clustering_cost(
@@ -729,6 +755,11 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         tags.input_tags.pairwise = True
         tags.input_tags.sparse = True
         return tags
+
+
+def _late(deadline, seconds):
+    """Would work of ``seconds`` started now end after ``deadline``?"""
+    return deadline is not None and time.perf_counter() + seconds > deadline
 
 
 class _Rounded:

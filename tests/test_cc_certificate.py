@@ -229,6 +229,73 @@ def test_sparse_rounding_crosses_the_lineages_apart_then_together(monkeypatch):
         correlation_clustering_cost(A, est.labels_), rel=1e-12)
 
 
+def _timed_rounding(monkeypatch, deadline, trial=10.0, polish=1.0,
+                    free=1.0):
+    """``_round`` on a fake clock: a pivot takes ``trial - polish`` s, a polish
+    ``polish`` s, an LP-free start ``free`` s (crossings take no time).
+    Return ``(trials made, LP-free starts made, the rounded pool)``."""
+    from metric_estimators._problems.sparse_correlation_clustering import (
+        SparseSignedGraph,
+    )
+
+    A, _ = signed_graph(120, 2)
+    graph = SparseSignedGraph(A)
+    X = graph.edge_matrix((graph.a < 0).astype(float))
+    clock = {"t": 0.0}
+    counts = {"trials": 0, "free": 0}
+    monkeypatch.setattr(cc_module.time, "perf_counter", lambda: clock["t"])
+    real_pivot = cc_module.pivot_rounding
+    real_polish = CorrelationClustering._polish
+    real_free = cc_module.local_search_from_singletons
+
+    def pivot(*args):
+        counts["trials"] += 1
+        clock["t"] += trial - polish
+        return real_pivot(*args)
+
+    def polished(self, *args):
+        clock["t"] += polish
+        return real_polish(self, *args)
+
+    def lp_free(*args):
+        counts["free"] += 1
+        clock["t"] += free
+        return real_free(*args)
+
+    monkeypatch.setattr(cc_module, "pivot_rounding", pivot)
+    monkeypatch.setattr(CorrelationClustering, "_polish", polished)
+    monkeypatch.setattr(cc_module, "local_search_from_singletons", lp_free)
+    rounded = cc_module._Rounded()
+    CorrelationClustering(n_rounding_trials=20)._round(
+        graph.csr, X, np.random.RandomState(0), rounded, deadline)
+    return counts["trials"], counts["free"], rounded.pool
+
+
+def test_a_rounding_short_of_time_keeps_the_lp_free_starts(monkeypatch):
+    """With a deadline, a trial starts only if it and the LP-free starts
+    still to make (timed as polishes) end by it; the LP-free starts are made
+    after the trials while they fit; the first of each always is."""
+    free = cc_module.N_LP_FREE_STARTS
+    # trials of 10 s (polish 1 s): after k trials, at 10 k s, the next ends
+    # at 10 (k + 1) s and the four LP-free starts 4 s later: the fourth
+    # trial fits by 45 s (44 s), not by 43.9 s
+    assert _timed_rounding(monkeypatch, 45.0)[:2] == (4, free)
+    assert _timed_rounding(monkeypatch, 43.9)[:2] == (3, free)
+    # LP-free starts of 5 s with 1 s of polish: the trials stop as above,
+    # then starts are made while one more ends by the deadline
+    assert _timed_rounding(monkeypatch, 45.0, free=5.0)[:2] == (4, 1)
+    assert _timed_rounding(monkeypatch, 50.0, free=5.0)[:2] == (4, 2)
+    # past the deadline: one of each all the same
+    assert _timed_rounding(monkeypatch, -1.0)[:2] == (1, 1)
+    # no deadline, or one never reached: every trial, every start, and the
+    # same clustering (the random draws are the same)
+    trials, starts, pool = _timed_rounding(monkeypatch, None)
+    assert (trials, starts) == (20, free)
+    again = _timed_rounding(monkeypatch, 1e9)
+    assert again[:2] == (20, free)
+    np.testing.assert_array_equal(again[2][0][0], pool[0][0])
+
+
 # --- CertificateStop ---------------------------------------------------
 
 
