@@ -232,12 +232,14 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         rounding and the bound follow as for a fit stopped by
         ``max_iter``, unless that moment comes right after a check, which
         then stands as the final rounding and bound (a check is not run
-        twice).  On a sparse graph the rounding starts no recombination
-        crossing once only :data:`BOUND_SHARE` of the time left remains
-        and makes a pivot trial after the first only if it and the
-        LP-free starts still to make fit before that (the first rounding
-        makes at least one of them), and the refinement of the bound
-        (L-BFGS-B) after it stops at ``max_time`` with the best multipliers
+        twice).  A rounding with a deadline (a check's, or the final
+        one of a sparse graph) leaves :data:`BOUND_SHARE` of the time left
+        to the bound: after the first pivot trial it starts a trial only if
+        the trial (and, on a sparse graph, the LP-free starts still to
+        make; the first rounding makes at least one) would end before that
+        share begins, and on a sparse graph it starts no recombination
+        crossing after then.  The refinement of the bound (L-BFGS-B,
+        sparse graphs) stops at ``max_time`` with the best multipliers
         found, so a bound computed then is certified but may be looser.
         These are estimates: the
         fit can end somewhat before or after ``max_time``, and its result
