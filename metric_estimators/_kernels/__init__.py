@@ -1,9 +1,15 @@
-"""numba kernels: plain arrays in, plain arrays out; no estimator or solver logic.
+"""Kernels: plain arrays in, plain arrays out; no estimator or solver logic.
 
-Importing this package (which every kernel module does first) sets up numba
-for the kernels before any is defined: the cache location on a read-only
-installation, stale-cache housekeeping and the compile notices
-(:func:`metric_estimators._compilation.prepare`, a leaf module).
+Each module here is numba (``@njit(cache=True)``, compiled on first use and
+cached on disk); :mod:`metric_estimators._kernels.numpy` holds the numpy
+*twin* of each module that has one: the same module name, the same function
+names, arguments and outputs, with no compilation.  Which of the two a fit
+runs on is decided once per fit by :func:`metric_estimators._backend.choose`.
+
+Importing this package imports nothing: each numba module imports
+:mod:`._setup` first, which sets numba up for the kernels (the cache
+location on a read-only installation, stale-cache housekeeping and the
+compile notices, :func:`metric_estimators._compilation.prepare`).
 
 Compile time is part of every user's first contact, so kernels avoid what
 compiles slowly (measured by ``benchmarks/bench_first_contact.py --kernels``):
@@ -18,7 +24,3 @@ compiles slowly (measured by ``benchmarks/bench_first_contact.py --kernels``):
 * One signature per kernel: callers pass the dtypes and layouts the kernel
   documents, so that no second specialisation compiles.
 """
-
-from .._compilation import prepare as _prepare
-
-_prepare()

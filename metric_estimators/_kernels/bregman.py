@@ -53,6 +53,8 @@ vectorises without any fast-math flag).
 import numpy as np
 from numba import njit
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+
 __all__ = [
     "hildreth_correction",
     "sym_matvec",

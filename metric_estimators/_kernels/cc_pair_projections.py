@@ -31,6 +31,7 @@ kernel, :func:`~metric_estimators._kernels.cycle_projections.project_paths_l2`.
 import numpy as np
 from numba import njit, prange
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
 from .bregman import hildreth_correction
 from .cycle_projections import slackness_residual
 

@@ -15,6 +15,7 @@ hashes): :func:`table_insert_triangles`,
 import numpy as np
 from numba import njit
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
 from .cycle_projections import prefetch
 
 #: How many hashes ahead the table operations prefetch their home slot (the

@@ -16,6 +16,8 @@
 import numpy as np
 from numba import njit
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+
 __all__ = ["best_one_element_moves", "sparse_cost", "sparse_one_element_moves"]
 
 

@@ -16,6 +16,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
 from .bregman import hildreth_correction
 
 __all__ = [

@@ -17,6 +17,8 @@ Gilbert, JMLR 2022).  Every kernel stores a set of them in CSR form:
 import numpy as np
 from numba import njit
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+
 __all__ = [
     "csr_edge_lookup",
     "edge_id",

@@ -10,6 +10,8 @@ The kernels know nothing about the optimiser.
 import numpy as np
 from numba import njit, prange
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+
 _OPTS = dict(cache=True, nogil=True)
 # Sums of squares may be reassociated (vectorised); inputs are finite, so no
 # other fast-math flag is used.

@@ -10,6 +10,8 @@ nothing about the optimiser.
 import numpy as np
 from numba import njit
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+
 _OPTS = dict(cache=True, nogil=True)
 _FAST = dict(_OPTS, fastmath={"reassoc", "contract"})
 

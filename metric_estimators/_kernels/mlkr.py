@@ -12,6 +12,8 @@ predictions, the loss and the gradient coefficients ``C_ij``, written over
 import numpy as np
 from numba import njit
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+
 #: ``np.exp(t) == 0.0`` exactly for every float64 ``t <= EXP_ZERO`` (the
 #: smallest subnormal is ``exp(-744.44)``; below ``-745.14`` it rounds to 0)
 EXP_ZERO = -746.0

@@ -12,6 +12,8 @@ the result does not depend on the number of threads.
 import numpy as np
 from numba import njit
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+
 _OPTS = dict(cache=True, nogil=True)
 
 

@@ -11,6 +11,8 @@ distances.  The kernel knows nothing about the search's blocking.
 import numpy as np
 from numba import njit
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+
 _OPTS = dict(cache=True, nogil=True)
 
 

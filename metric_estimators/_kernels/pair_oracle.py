@@ -9,6 +9,8 @@ block of rows at a time (memory ``O(block * n)``).
 
 from numba import njit, prange
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+
 __all__ = ["PARALLEL_MIN_POINTS", "scan_pair_block"]
 
 

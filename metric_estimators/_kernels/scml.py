@@ -14,6 +14,8 @@ by the triplets) and know nothing about the optimiser.
 import numpy as np
 from numba import njit, prange
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+
 _OPTS = dict(cache=True, nogil=True)
 _FAST = dict(_OPTS, fastmath={"reassoc", "contract"})
 

@@ -16,6 +16,7 @@ same results).
 import numpy as np
 from numba import njit, prange
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
 from .edges import edge_id
 
 __all__ = ["PARALLEL_MIN_NODES", "short_edge_graph", "short_edge_triangles"]

@@ -13,6 +13,7 @@ Both return cycle constraints in the CSR form of
 import numpy as np
 from numba import njit, prange
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
 from .edges import csr_edge_lookup, edge_id, edge_row_offset
 
 __all__ = ["PARALLEL_MIN_NODES", "apsp", "apsp_parallel", "apsp_serial",

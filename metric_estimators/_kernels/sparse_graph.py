@@ -29,6 +29,8 @@ The local moves and the clustering cost on sparse signed graphs are in
 import numpy as np
 from numba import njit
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+
 __all__ = ["ball_pivot", "bounded_violated_cycles", "component_violated_cycles",
            "graph_closure", "short_edge_forest"]
 

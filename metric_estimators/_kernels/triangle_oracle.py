@@ -9,6 +9,7 @@ of two edges, in the CSR form of :mod:`metric_estimators._kernels.edges`.
 import numpy as np
 from numba import njit, prange
 
+from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
 from .edges import edge_id, edge_row_offset
 
 __all__ = ["PARALLEL_MIN_NODES", "triangle_argmin", "triangle_argmin_serial",
