@@ -39,15 +39,14 @@ The parameters of the registry are those of the determinism cases
 (``tests/fingerprint.py`` hashes their results on the numpy and the numba
 path): change one and the fingerprints change.  Estimators are imported by their public names only.
 
-Small problems take the numpy path here whatever numba's cache holds
-(``METRIC_ESTIMATORS_SMALL_PROBLEMS=numpy``, for this process and the
+Every fit runs on the numpy twins of the kernels here, whatever numba's
+cache holds (``METRIC_ESTIMATORS_BACKEND=numpy``, for this process and the
 processes the tests start): the results of the tests do not depend on
-which kernels earlier tests compiled.  ``tests/test_numpy_engine.py``
-tests the default, cache-aware choice.
+which kernels earlier tests compiled.  ``tests/test_backends.py`` fits
+every entry on both paths and tests the default, cache-aware choice.
 """
 
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -80,38 +79,18 @@ from metric_estimators import (
     RCA_Supervised,
     SCML_Supervised,
     SDML_Supervised,
+    _backend,
 )
-from metric_estimators._problems import mlkr as _mlkr_problem
-from metric_estimators._problems import ordinal as _ordinal_problem
-from metric_estimators._problems.neighbours import numpy_max_samples
 from metric_estimators.ranking import make_ordinal
-from metric_estimators.solvers.numpy_kernels import (
-    PATH_VARIABLE,
-    numpy_limits,
-    small_problem_path,
-)
 
-# see the module docstring: small problems on the numpy path, whatever the cache
-os.environ[PATH_VARIABLE] = "numpy"
-small_problem_path("numpy")
+# see the module docstring: the numpy twins, whatever the cache holds
+os.environ[_backend.VARIABLE] = "numpy"
+_backend.mode("numpy")
 
 
-@contextmanager
 def numba_paths():
-    """Every numpy path of small problems off inside the block: numba for every size.
-
-    The neighbour search of LMNN / SCML / the ranking
-    (:func:`~metric_estimators._problems.neighbours.numpy_max_samples`), the
-    Bregman engine's (:func:`~metric_estimators.solvers.numpy_kernels.numpy_limits`),
-    MLKR's element-wise pass and LODML's hinge.
-    """
-    saved = (_mlkr_problem.NUMPY_MAX_SAMPLES, _ordinal_problem.NUMPY_MAX_TRIPLETS)
-    _mlkr_problem.NUMPY_MAX_SAMPLES = _ordinal_problem.NUMPY_MAX_TRIPLETS = -1
-    try:
-        with numpy_max_samples(-1), numpy_limits(-1):
-            yield
-    finally:
-        _mlkr_problem.NUMPY_MAX_SAMPLES, _ordinal_problem.NUMPY_MAX_TRIPLETS = saved
+    """The numba kernels for every fit inside the block (``with numba_paths(): ...``)."""
+    return _backend.use("numba")
 
 
 KINDS = ("supervised", "pairs", "triplets", "quadruplets", "matrix", "graph",
