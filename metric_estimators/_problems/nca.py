@@ -22,7 +22,7 @@ objective of every iteration.
 import numpy as np
 from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
-from .._kernels.nca import softmax_weights
+from .._backend import NUMBA
 
 __all__ = ["RecordingNCA", "nca_loss_grad", "nca_model", "nca_objective"]
 
@@ -53,7 +53,7 @@ def nca_loss_grad(L, X, y_idx):
     """``f(L)`` and its gradient, as scikit-learn's NCA computes them, faster.
 
     The same quantities (``gradient = 2 Z^T (W + W^T - diag(1^T W)) X`` with
-    ``Z = X L^T`` and the weights ``W`` of :func:`softmax_weights`), with one
+    ``Z = X L^T`` and the weights ``W`` of :func:`metric_estimators._kernels.nca.softmax_weights`), with one
     ``n x n`` array instead of scikit-learn's several temporaries: the Gram
     matrix ``Z Z^T`` (BLAS) is turned into ``W`` in place by one numba pass
     (softmax, class sums, weights), and the gradient is
@@ -64,7 +64,7 @@ def nca_loss_grad(L, X, y_idx):
     Z = X @ L.T
     G = Z @ Z.T
     sq = np.einsum("ij,ij->i", Z, Z)
-    p = softmax_weights(G, sq, y_idx)
+    p = NUMBA.nca.softmax_weights(G, sq, y_idx)  # loads numba on first use
     colsum = G.sum(axis=0)
     M = G @ Z
     M += G.T @ Z
