@@ -4,13 +4,14 @@ The numba kernels (``metric_estimators._kernels``) are compiled on their
 first call and cached next to their source (or under ``NUMBA_CACHE_DIR``).
 Without a cache, the first fit of each estimator in a new environment spends
 several seconds compiling; with it, a fresh process only loads the compiled
-code.  This command fits every estimator once on small synthetic data (on
-the numba path, which small problems otherwise skip: see
-:data:`metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES` and the
-limits of :mod:`metric_estimators.solvers.numpy_kernels`), so
-that every kernel is compiled for the argument types that real fits use, and
-prints for each kernel module how many specialisations were compiled now and
-how many were already cached.
+code.  This command fits every estimator that has kernels once on small
+synthetic data, on the numba kernels (``_backend.use("numba")``: on a cold
+installation small fits would run on the numpy twins instead, see
+:mod:`metric_estimators._backend`), so that every kernel is compiled for the
+argument types that real fits use.  It prints each fit with its time, then
+for each kernel module how many specialisations were compiled now and how
+many were already cached, the total time, and the kernels still not
+compiled (the parallel ones of large problems, unless ``--large``).
 
 The parallel kernels that only large problems use (the dense oracles from
 :data:`~metric_estimators._kernels.triangle_oracle.PARALLEL_MIN_NODES` nodes
@@ -41,7 +42,7 @@ import warnings
 import numpy as np
 from scipy import sparse
 
-__all__ = ["warm_up"]
+__all__ = ["not_compiled", "warm_up"]
 
 
 def _fits():
@@ -50,9 +51,11 @@ def _fits():
         ITML,
         LMNN,
         LODML,
+        MLKR,
         OMDML,
         CorrelationClustering,
         ITML_Supervised,
+        LSML_Supervised,
         MetricNearness,
         ProjectAndForget,
         SCML_Supervised,
@@ -111,7 +114,18 @@ def _fits():
         ("knn_triplets", lambda: knn_triplets(X, y)),
         ("SCML_Supervised",
          lambda: SCML_Supervised(random_state=0, max_iter=50, output_iter=25).fit(X, y)),
+        ("MLKR", lambda: MLKR(random_state=0, max_iter=5).fit(X, X[:, 0])),
+        ("LSML_Supervised",
+         lambda: LSML_Supervised(random_state=0, max_iter=5).fit(X, y)),
+        ("NCA (large-data evaluation)", lambda: _nca_evaluation(X, y)),
     ]
+
+
+def _nca_evaluation(X, y):
+    """One evaluation of NCA's objective on the kernel that fits of many points use."""
+    from ._problems.nca import nca_loss_grad
+
+    nca_loss_grad(np.eye(X.shape[1]), X, y.astype(np.int64))
 
 
 def _per_node_searches(upper):
@@ -123,6 +137,28 @@ def _per_node_searches(upper):
     oracle(np.where(upper.data > 0, 0.0, 1.0), 0.0)
 
 
+def _kernel_modules():
+    """Every numba kernel module, imported."""
+    from . import _kernels
+
+    return [importlib.import_module(f"{_kernels.__name__}.{info.name}")
+            for info in pkgutil.iter_modules(_kernels.__path__)
+            if not info.ispkg and not info.name.startswith("_")]
+
+
+def not_compiled():
+    """The kernels (``"module.function"``) that hold no compiled specialisation in this process."""
+    from numba.core.registry import CPUDispatcher
+
+    missing = []
+    for module in _kernel_modules():
+        for name, obj in vars(module).items():
+            if (isinstance(obj, CPUDispatcher) and obj.__module__ == module.__name__
+                    and not obj.signatures):
+                missing.append(f"{module.__name__.rsplit('.', 1)[1]}.{name}")
+    return sorted(missing)
+
+
 def _kernel_stats():
     """{module: (cache hits, cache misses)} over every numba dispatcher."""
     from numba.core.registry import CPUDispatcher
@@ -131,6 +167,8 @@ def _kernel_stats():
 
     stats = {}
     for info in pkgutil.iter_modules(_kernels.__path__):
+        if info.ispkg or info.name.startswith("_"):  # the numpy twins, the set-up
+            continue
         module = importlib.import_module(f"{_kernels.__name__}.{info.name}")
         hits = misses = 0
         for obj in vars(module).values():
@@ -161,7 +199,7 @@ def _parallel_from(n_nodes):
 def cache_location():
     """The directory numba caches the kernels in (after the package set it up)."""
     from . import _compilation
-    from ._kernels import edges  # noqa: F401  (sets the cache location up)
+    from ._kernels import _setup  # noqa: F401  (sets the cache location up)
 
     return str(_compilation._kernels_cache_path())
 
@@ -182,34 +220,28 @@ def warm_up(verbose=True, large=False):
         Kernel module name -> ``(loaded_from_cache, compiled_now)``: numbers
         of specialisations.
     """
-    from ._problems import ordinal
-    from ._problems.neighbours import numpy_max_samples
-    from .solvers.numpy_kernels import numpy_limits
+    from . import _backend
 
-    start = time.perf_counter()
-    # small problems run in numpy by default: force numba to reach every kernel
-    saved_triplets, ordinal.NUMPY_MAX_TRIPLETS = ordinal.NUMPY_MAX_TRIPLETS, -1
-    try:
-        with warnings.catch_warnings(), numpy_max_samples(-1), numpy_limits(-1):
-            # the fits are deliberately short: their convergence does not matter
-            warnings.simplefilter("ignore")
-            fits = _fits()
-            if large:
-                fits += [(f"{name} (parallel kernels)", fit)
-                         for name, fit in fits
-                         if name.startswith(("MetricNearness",
-                                             "CorrelationClustering",
-                                             "ProjectAndForget"))]
-            for name, fit in fits:
-                t0 = time.perf_counter()
-                with _parallel_from(0) if name.endswith("(parallel kernels)") \
-                        else contextlib.nullcontext():
-                    fit()
-                if verbose:
-                    print(f"  {name:<52s} {time.perf_counter() - t0:6.2f} s",
-                          flush=True)
-    finally:
-        ordinal.NUMPY_MAX_TRIPLETS = saved_triplets
+    start, cpu = time.perf_counter(), time.process_time()
+    # on a cold installation small fits run on the numpy twins: force the kernels
+    with warnings.catch_warnings(), _backend.use("numba"):
+        # the fits are deliberately short: their convergence does not matter
+        warnings.simplefilter("ignore")
+        fits = _fits()
+        if large:
+            fits += [(f"{name} (parallel kernels)", fit)
+                     for name, fit in fits
+                     if name.startswith(("MetricNearness",
+                                         "CorrelationClustering",
+                                         "ProjectAndForget"))]
+        for name, fit in fits:
+            t0 = time.perf_counter()
+            with _parallel_from(0) if name.endswith("(parallel kernels)") \
+                    else contextlib.nullcontext():
+                fit()
+            if verbose:
+                print(f"  {name:<52s} {time.perf_counter() - t0:6.2f} s",
+                      flush=True)
     stats = _kernel_stats()
     if verbose:
         print(f"{'kernel module':<24s} {'from cache':>10s} {'compiled now':>13s}")
@@ -217,7 +249,13 @@ def warm_up(verbose=True, large=False):
             print(f"{name:<24s} {hits:>10d} {misses:>13d}")
         total = sum(m for _, m in stats.values())
         print(f"numba cache filled in {time.perf_counter() - start:.1f} s "
-              f"({total} specialisations compiled now) in {cache_location()}.")
+              f"({time.process_time() - cpu:.1f} s of CPU; {total} specialisations "
+              f"compiled now) in {cache_location()}.")
+        left = not_compiled()
+        if left:
+            why = ("no fit here calls them" if large else
+                   "the parallel kernels of large problems: add --large")
+            print(f"not compiled ({why}): {', '.join(left)}")
     return stats
 
 
