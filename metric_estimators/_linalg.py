@@ -1,24 +1,30 @@
 """Numerical helpers shared by estimators, problems and solvers (a leaf).
 
-Factors of positive semi-definite matrices (:func:`psd_factor`), the
-positive-definiteness test of a matrix computed from data
-(:func:`check_positive_definite`), the factor ``C`` of ``A = C C^T`` that
-maps points to a learned metric's space (:func:`gram_factor`) and the
-initial linear map of learners that optimise ``L`` directly
-(:func:`initialize_components`).  This module imports only numpy, scipy,
-scikit-learn and the leaves :mod:`~metric_estimators.exceptions` and
-:mod:`~metric_estimators._validation`.
+Factors of positive semi-definite matrices (:func:`psd_factor`), the one
+positive-definiteness test (:func:`check_positive_definite`), the factor
+``C`` of ``A = C C^T`` that maps points to a learned metric's space
+(:func:`gram_factor`), the initial linear map of learners that optimise
+``L`` directly (:func:`initialize_components`) and the power-of-two rescaling
+of data of extreme scale (:func:`power_of_two_scale`).  This module imports
+only numpy, scipy, scikit-learn and the leaf
+:mod:`~metric_estimators.exceptions`; :mod:`~metric_estimators._validation`
+may import it, never the reverse.
 """
 
 import numpy as np
 from scipy import linalg
 from sklearn.utils import check_random_state
 
-from ._validation import check_array_2d, require_positive_definite
 from .exceptions import NonPSDError
 
 __all__ = ["check_positive_definite", "gram_factor", "initialize_components",
-           "psd_factor"]
+           "power_of_two_scale", "psd_factor"]
+
+# Data whose scale (largest absolute deviation from the mean) lies outside
+# this range is rescaled internally by a power of two (an exact operation in
+# floating point) by the learners whose loss is invariant under the
+# corresponding reparametrisation (see power_of_two_scale).
+_SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
 
 
 def psd_factor(M, *, name="M"):
@@ -61,10 +67,11 @@ def psd_factor(M, *, name="M"):
 def check_positive_definite(M, name, *, tol=1e-10):
     """Return the symmetrised ``M`` if it is positive definite, else raise.
 
-    For a matrix computed from data (a covariance), not given by a user: it
-    is symmetric up to round-off.  The test is that of
-    :func:`~metric_estimators._validation.check_pd_matrix`: the smallest
-    eigenvalue must be positive and above ``tol`` times the largest.
+    The one positive-definiteness test: the smallest eigenvalue must be
+    positive and above ``tol`` times the largest.  ``M`` is symmetric up to
+    round-off: a matrix computed from data (a covariance), or one given by a
+    user and checked for symmetry first (as
+    :func:`~metric_estimators._validation.check_prior` does).
 
     Raises
     ------
@@ -77,7 +84,12 @@ def check_positive_definite(M, name, *, tol=1e-10):
     if not np.all(np.isfinite(M)):
         raise ValueError(f"{name} contains NaN or infinity.")
     M = (M + M.T) / 2
-    require_positive_definite(M, name, tol=tol)
+    w = np.linalg.eigvalsh(M)
+    if w[0] <= tol * max(w[-1], 0.0) or w[0] <= 0:
+        raise NonPSDError(
+            f"{name} must be positive definite; its smallest eigenvalue is "
+            f"{w[0]:.3g}."
+        )
     return M
 
 
@@ -86,33 +98,12 @@ def initialize_components(init, X, y, n_components, random_state):
 
     Follows scikit-learn's NCA: ``'auto'`` picks ``'lda'`` when
     ``n_components <= min(n_features, n_classes - 1)``, else ``'pca'`` when
-    ``n_components < n_features``, else ``'identity'``.
+    ``n_components < n_features``, else ``'identity'``.  An array ``init``
+    must already be validated
+    (:func:`~metric_estimators._validation.check_init`); a copy is returned.
     """
     n_samples, n_features = X.shape
     if isinstance(init, np.ndarray):
-        init = check_array_2d(init, "init")
-        if init.shape[1] != n_features:
-            raise ValueError(
-                f"init has {init.shape[1]} columns, but X has {n_features} "
-                "features."
-            )
-        if init.shape[0] > n_features:
-            raise ValueError(
-                f"init has {init.shape[0]} rows (components), more than the "
-                f"{n_features} features."
-            )
-        if n_components is not None and init.shape[0] != n_components:
-            raise ValueError(
-                f"init has {init.shape[0]} rows but n_components={n_components}."
-            )
-        if init.size == 0 or np.linalg.matrix_rank(init) < init.shape[0]:
-            # a rank-deficient L0 gives a degenerate metric (for L0 = 0 the
-            # gradient of LMNN's loss vanishes and L never moves)
-            raise ValueError(
-                f"init must have full row rank ({init.shape[0]}), i.e. "
-                "L0^T L0 must be positive definite on the embedding; got rank "
-                f"{np.linalg.matrix_rank(init) if init.size else 0}."
-            )
         return init.copy()
 
     if n_components is None:
@@ -164,3 +155,26 @@ def gram_factor(A):
     except np.linalg.LinAlgError:
         w, Q = np.linalg.eigh((A + A.T) / 2)
         return Q * np.sqrt(np.maximum(w, 0.0))
+
+
+def power_of_two_scale(X, *, center=True):
+    """The power of two ``s`` that brings ``X / s`` to a moderate scale.
+
+    Returns 1.0 when the largest absolute entry of ``X`` (minus its column
+    means if ``center``) lies in ``[2**-20, 2**20]``, or when ``X`` is all
+    zeros; otherwise ``2**k`` with ``k`` the rounded base-2 logarithm of that
+    entry.  Dividing by a power of two is exact in floating point (barring
+    underflow), so learners whose loss is invariant under the rescaling (with
+    the matching change of their parameters) give the same metric for data
+    scaled by 1e150 or 1e-150 as for data of unit scale, instead of
+    overflowing or underflowing.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.size == 0:
+        return 1.0
+    if center and X.ndim == 2:
+        X = X - X.mean(axis=0)
+    m = float(np.max(np.abs(X)))
+    if m == 0 or not np.isfinite(m) or _SCALE_RANGE[0] <= m <= _SCALE_RANGE[1]:
+        return 1.0
+    return float(2.0 ** int(np.round(np.log2(m))))

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._validation import for_message
+from ._validation.text import for_message
 
 __all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets",
            "default_n_constraints",

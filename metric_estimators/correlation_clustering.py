@@ -20,6 +20,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from ._linalg import power_of_two_scale
 from ._problems.cc_local_search import (
     local_search,
     local_search_from_singletons,
@@ -39,11 +40,10 @@ from ._problems.sparse_correlation_clustering import (
     sparse_pivot_rounding,
 )
 from ._reporting import Column, FitReport, convergence_warning
-from ._validation import (
+from ._validation.matrices import (
     check_signed_graph_has_negative,
     check_sparse_signed_graph,
     check_symmetric_matrix,
-    power_of_two_scale,
 )
 from .base import DaskClientMixin, DocLinkMixin
 from .solvers import numpy_kernels as npk

@@ -11,8 +11,9 @@ from scipy import linalg
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
+from ._linalg import power_of_two_scale
 from ._reporting import FitReport
-from ._validation import power_of_two_scale, validate_points
+from ._validation.points import validate_points
 from .base import MahalanobisMixin
 
 __all__ = ["Covariance"]

@@ -49,7 +49,9 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
+from . import _backend
 from ._docstrings import fill_doc
+from ._linalg import power_of_two_scale
 from ._problems.logdet import default_bounds, prior_matrix
 from ._reporting import FitReport, convergence_warning
 from ._tuple_classifiers import PairsClassifierMixin
@@ -57,7 +59,6 @@ from ._validation import (
     check_bounds,
     check_prior,
     dissimilar_identical_mask,
-    power_of_two_scale,
     renamed_parameter,
     validate_labelled_points,
 )
@@ -145,10 +146,12 @@ class _BaseITML(MahalanobisMixin, BaseEstimator):
                      f"{high:.4g})")
         tol = renamed_parameter(self, "convergence_threshold", "tol", 1e-3,
                                 stacklevel=5)
+        # numba kernels or their numpy twins: asked once, for the whole fit
+        kernels = _backend.choose("logdet_listed", V.shape[0], V.shape[1])
         result = logdet_bregman(
             A0, V, delta.astype(np.float64), xi0, float(self.gamma),
             tol=tol, max_iter=self.max_iter, random_state=seed,
-            report=report,
+            report=report, kernels=kernels,
         )
         if result.converged:
             report.finish(f"converged after {result.n_iter} iterations")

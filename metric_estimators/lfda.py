@@ -13,9 +13,10 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import fill_doc
+from ._linalg import power_of_two_scale
 from ._problems.lfda import lfda_directions, local_scatter
 from ._reporting import FitReport
-from ._validation import power_of_two_scale, validate_labelled_points
+from ._validation.points import validate_labelled_points
 from .base import MahalanobisMixin
 
 __all__ = ["LFDA"]

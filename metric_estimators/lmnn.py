@@ -19,7 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 
-from ._linalg import initialize_components
+from ._linalg import initialize_components, power_of_two_scale
 from ._problems.lmnn import (
     ImpostorSet,
     LMNNObjective,
@@ -31,10 +31,10 @@ from ._problems.lmnn import (
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._threads import one_blas_thread
 from ._validation import (
+    check_init,
     check_n_components,
     for_message,
     parse_memory,
-    power_of_two_scale,
     renamed_parameter,
     validate_points,
 )
@@ -342,8 +342,9 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         if s != 1.0:
             X = X / s
         warm = self._warm_components(X.shape[1])
-        L0 = initialize_components(self.init if warm is None else warm, X,
-                                   y_idx, self.n_components, rng)
+        L0 = initialize_components(
+            check_init(self.init, X.shape[1], self.n_components)
+            if warm is None else warm, X, y_idx, self.n_components, rng)
         if warm is not None or isinstance(self.init, np.ndarray):
             L0 = L0 * s  # a given L acts on the data in the user's units
         # BLAS threads do not pay off on small products and, when the cores

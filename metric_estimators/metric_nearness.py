@@ -17,13 +17,13 @@ from scipy import sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from ._linalg import power_of_two_scale
 from ._problems.edges import edge_matrix, edge_vector, sparse_edges
 from ._problems.metric_nearness import NearnessObjective
 from ._reporting import FitReport, convergence_warning
-from ._validation import (
+from ._validation.matrices import (
     check_sparse_edge_weights,
     check_symmetric_matrix,
-    power_of_two_scale,
 )
 from .base import DaskClientMixin, DocLinkMixin
 from .solvers import numpy_kernels as npk

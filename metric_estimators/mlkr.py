@@ -21,7 +21,8 @@ from ._linalg import initialize_components
 from ._problems.mlkr import MLKRObjective
 from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._threads import one_blas_thread
-from ._validation import validate_points
+from ._validation.matrices import check_init
+from ._validation.points import validate_points
 from .base import MahalanobisMixin
 from .solvers.lbfgs import lbfgs
 
@@ -199,8 +200,8 @@ class MLKR(MahalanobisMixin, TransformerMixin, BaseEstimator):
         n_features = X.shape[1]
         n_components = self.n_components or n_features
         if isinstance(self.init, np.ndarray):
-            return initialize_components(self.init, X, None, self.n_components,
-                                         rng)
+            init = check_init(self.init, n_features, self.n_components)
+            return initialize_components(init, X, None, self.n_components, rng)
         init = self.init
         if init == "auto":
             init = "pca" if n_components < n_features else "identity"

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._docstrings import fill_doc
 from ._problems.nca import nca_model, nca_objective
 from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
-from ._validation import validate_labelled_points
+from ._validation.points import validate_labelled_points
 from .base import MahalanobisMixin
 from .solvers.nca import solve_nca
 

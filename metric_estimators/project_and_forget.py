@@ -29,6 +29,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from ._docstrings import fill_doc
+from ._linalg import power_of_two_scale
 from ._problems.logdet import (
     default_bounds,
     identical_different_class_pairs,
@@ -38,7 +39,6 @@ from ._reporting import FitReport, convergence_warning
 from ._validation import (
     check_bounds,
     check_prior,
-    power_of_two_scale,
     validate_labelled_points,
 )
 from .base import MahalanobisMixin, components_from_matrix

@@ -13,10 +13,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import fill_doc
+from ._linalg import power_of_two_scale
 from ._problems.rca import chunklet_covariances, rca_components
 from ._reporting import FitReport
 from ._validation import (
-    power_of_two_scale,
     renamed_parameter,
     validate_labelled_points,
     validate_points,

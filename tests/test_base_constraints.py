@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import mahalanobis
 
-from metric_estimators._validation import validate_pairs
+from metric_estimators._validation import check_init, validate_pairs
 from metric_estimators.base import (
     MahalanobisDistance,
     components_from_matrix,
@@ -92,7 +92,7 @@ def test_initialize_components_variants():
         initialize_components("random", X, y, 4, 7), initialize_components("random", X, y, 4, 7)
     )
     with pytest.raises(ValueError, match="init has 3 columns"):
-        initialize_components(np.eye(3), X, y, None, 0)
+        check_init(np.eye(3), X.shape[1], None)
 
 
 # ------------------------------------------------------------------ validation
