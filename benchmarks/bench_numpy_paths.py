@@ -13,18 +13,20 @@ data included), then fit ``--warm`` more times in the same process (the
 *warm fit*: median CPU and wall of those).  The child also reports whether
 numba was imported and which kernel modules were loaded.
 
-``--path numba`` forces the numba kernels on every size (the thresholds of
-the numpy paths set to -1), ``--path auto`` (default) leaves the choice to
-the package.  :func:`measure_case` is the function other scripts may call.
+``--paths numba`` forces the numba kernels on every size, ``--paths numpy``
+their numpy twins (:func:`metric_estimators._backend.use`), ``--paths auto``
+(default) leaves the choice to the package.  :func:`measure_case` is the
+function other scripts may call.
 
     python benchmarks/bench_numpy_paths.py --threshold
     # -> benchmarks/results/numpy_paths_threshold.{json,md}
 
 measures, in this process with one BLAS thread, a warm fit on both paths
-(numpy forced / numba forced, after one untimed fit each) over a range of
-sizes per estimator: the data behind the thresholds' docstrings
-(``metric_estimators.solvers.numpy_kernels``, ``_problems.mlkr``,
-``_problems.ordinal``).
+(``_backend.use("numpy")`` / ``_backend.use("numba")``, after one untimed fit
+each) over a range of sizes per estimator: the data behind the limits of
+:data:`metric_estimators._backend.FAMILIES`.  ``--only ITML_Supervised,...``
+measures only those estimators and writes
+``numpy_paths_threshold_<--label>.{json,md}``.
 """
 
 import argparse
@@ -39,7 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 
 CASES = ("cc_dense", "metric_nearness", "cc_sparse", "mlkr", "lodml",
-         "itml_supervised", "project_and_forget")
+         "itml_supervised", "project_and_forget", "project_and_forget_wine",
+         "itml_supervised_breast_cancer")
 
 # the child: its stdout's last line is the JSON record
 _CHILD = r'''
@@ -52,16 +55,11 @@ case, path, n_warm = sys.argv[1], sys.argv[2], int(sys.argv[3])
 warnings.simplefilter("ignore")
 import numpy as np
 import metric_estimators as me
-if path == "numba":
-    # every numpy path off: the numba kernels for every size
-    from metric_estimators.solvers import numpy_kernels
-    from metric_estimators._problems import mlkr, ordinal
-    for name in ("LOGDET_NUMPY_MAX_LISTED", "LOGDET_NUMPY_MAX_PAIRS",
-                 "LOGDET_NUMPY_MAX_DIM", "CYCLE_NUMPY_MAX_NODES",
-                 "CC_NUMPY_MAX_NODES", "CC_SPARSE_NUMPY_MAX_NODES"):
-        setattr(numpy_kernels, name, -1)
-    mlkr.NUMPY_MAX_SAMPLES = -1
-    ordinal.NUMPY_MAX_TRIPLETS = -1
+if path != "auto":
+    # the kernels (or their twins) for every size
+    from metric_estimators import _backend
+    _backend.mode(path)
+t_import = cpu()
 
 def data(case):
     rng = np.random.RandomState(0)
@@ -94,6 +92,12 @@ def data(case):
         from metric_estimators.ranking import make_ordinal
         return make_ordinal(n_samples=200, n_informative=3, n_noise=2,
                             n_levels=5, random_state=0)
+    if case in ("project_and_forget_wine", "itml_supervised_breast_cancer"):
+        from sklearn.datasets import load_breast_cancer, load_wine
+        from sklearn.preprocessing import StandardScaler
+        load = load_wine if case.endswith("wine") else load_breast_cancer
+        X, y = load(return_X_y=True)
+        return StandardScaler().fit_transform(X), y
     from sklearn.datasets import load_iris
     return load_iris(return_X_y=True)
 
@@ -106,7 +110,7 @@ def make(case):
         return me.MLKR(random_state=0)
     if case == "lodml":
         return me.LODML(random_state=0)
-    if case == "itml_supervised":
+    if case.startswith("itml_supervised"):
         return me.ITML_Supervised(random_state=0)
     return me.ProjectAndForget(random_state=0)
 
@@ -137,6 +141,7 @@ def summary(e):
         out["metric_sum"] = float(e.metric_.sum())
     return out
 print(json.dumps(dict(case=case, path=path, first_cpu=first_cpu,
+                      import_cpu=t_import,
                       first_wall=first_wall, numba_loaded=numba_loaded,
                       kernel_modules=kernels,
                       warm_cpu=statistics.median(w[0] for w in warm) if warm else None,
@@ -172,17 +177,19 @@ def render(rows, label, load):
              f"load average at start {load}.  First fit: CPU and wall seconds "
              "of a fresh process (imports, data and one fit) with an empty "
              "`NUMBA_CACHE_DIR`.  Warm fit: median of the next fits in that "
-             "process.", "",
-             "| case | path | first fit CPU (s) | first fit wall (s) | warm fit CPU (s) "
-             "| warm fit wall (s) | numba loaded | summary |",
-             "|---|---|---|---|---|---|---|---|"]
+             "process.  Import CPU: the process's CPU once `metric_estimators` is "
+             "imported (and the mode set), before the data.", "",
+             "| case | path | import CPU (s) | first fit CPU (s) | first fit wall (s) "
+             "| warm fit CPU (s) | warm fit wall (s) | numba loaded | summary |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['case']} | {r['path']} | error | | | | | "
+            lines.append(f"| {r['case']} | {r['path']} | error | | | | | | "
                          f"{r['error'].splitlines()[-1]} |")
             continue
         lines.append(
-            f"| {r['case']} | {r['path']} | {r['first_cpu']:.2f} | "
+            f"| {r['case']} | {r['path']} | "
+            f"{r.get('import_cpu', float('nan')):.2f} | {r['first_cpu']:.2f} | "
             f"{r['first_wall']:.2f} | {r['warm_cpu']:.3f} | {r['warm_wall']:.3f} | "
             f"{'yes' if r['numba_loaded'] else 'no'} | "
             f"{json.dumps(r['summary'])} |")
@@ -262,54 +269,42 @@ def _threshold_cases():
         yield "LODML", f"ordinal {n} x 5", lambda: me.LODML(random_state=0), (X, y)
 
 
-def measure_thresholds():
-    """Warm fits on both paths over a range of sizes (one BLAS thread)."""
+def measure_thresholds(only=None):
+    """Warm fits on both paths over a range of sizes (one BLAS thread).
+
+    ``only``: the estimators (class names) to measure; None: all.
+    """
     import time
     import warnings
 
     from threadpoolctl import threadpool_limits
 
-    from metric_estimators._problems import mlkr, ordinal
-    from metric_estimators.solvers import numpy_kernels
+    from metric_estimators import _backend
 
-    names = ("LOGDET_NUMPY_MAX_LISTED", "LOGDET_NUMPY_MAX_PAIRS",
-             "LOGDET_NUMPY_MAX_DIM", "CYCLE_NUMPY_MAX_NODES", "CC_NUMPY_MAX_NODES",
-             "CC_SPARSE_NUMPY_MAX_NODES")
-
-    def force(value):
-        for name in names:
-            setattr(numpy_kernels, name, value)
-        mlkr.NUMPY_MAX_SAMPLES = value
-        ordinal.NUMPY_MAX_TRIPLETS = value
-        # whatever this process has compiled: the path forced, not the cache's choice
-        numpy_kernels.small_problem_path("numba" if value < 0 else "numpy")
-
-    saved = ([getattr(numpy_kernels, n) for n in names], mlkr.NUMPY_MAX_SAMPLES,
-             ordinal.NUMPY_MAX_TRIPLETS)
     rows = []
     warnings.simplefilter("ignore")
     with threadpool_limits(1, user_api="blas"):
         for est, data, make, args in _threshold_cases():
+            if only is not None and est not in only:
+                continue
             row = dict(estimator=est, data=data)
-            for path, value in (("numpy", 10 ** 12), ("numba", -1)):
-                force(value)
-                make().fit(*args)
-                t = time.process_time()
-                fitted = make().fit(*args)
+            for path in ("numpy", "numba"):
+                # the path forced, whatever this process has compiled
+                with _backend.use(path):
+                    make().fit(*args)
+                    t = time.process_time()
+                    fitted = make().fit(*args)
                 row[path] = time.process_time() - t
                 row[path + "_n_iter"] = int(getattr(fitted, "n_iter_", -1))
             rows.append(row)
             print(json.dumps(row), flush=True)
-    for name, value in zip(names, saved[0]):
-        setattr(numpy_kernels, name, value)
-    numpy_kernels.small_problem_path("auto")
-    mlkr.NUMPY_MAX_SAMPLES, ordinal.NUMPY_MAX_TRIPLETS = saved[1], saved[2]
     return rows
 
 
-def render_thresholds(rows, load):
+def render_thresholds(rows, load,
+                      command="python benchmarks/bench_numpy_paths.py --threshold"):
     lines = ["# Warm fits on the numpy and the numba path, by size", "",
-             "`python benchmarks/bench_numpy_paths.py --threshold`; one BLAS "
+             f"`{command}`; one BLAS "
              f"thread; load average at start {load}.  CPU seconds of one warm "
              "fit (after an untimed one) with every numpy path forced on / off.",
              "", "| estimator | data | numpy (s) | numba (s) | surcharge (s) "
@@ -325,23 +320,30 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", default=",".join(CASES))
     p.add_argument("--paths", default="auto",
-                   help="comma-separated: auto, numba")
+                   help="comma-separated: auto, numba, numpy")
     p.add_argument("--warm", type=int, default=3)
     p.add_argument("--label", default="after")
     p.add_argument("--threshold", action="store_true",
                    help="warm fits on both paths by size (see the docstring)")
+    p.add_argument("--only", default=None,
+                   help="with --threshold: comma-separated estimator names")
     args = p.parse_args(argv)
     load = os.getloadavg()
     RESULTS.mkdir(exist_ok=True)
     if args.threshold:
         sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed one
-        rows = measure_thresholds()
-        stem = RESULTS / "numpy_paths_threshold"
+        only = None if args.only is None else set(args.only.split(","))
+        rows = measure_thresholds(only)
+        stem = RESULTS / ("numpy_paths_threshold" if only is None
+                          else f"numpy_paths_threshold_{args.label}")
         meta = dict(loadavg_start=load, loadavg_end=os.getloadavg(),
-                    command="python benchmarks/bench_numpy_paths.py --threshold")
+                    command=" ".join(["python", "benchmarks/bench_numpy_paths.py"]
+                                     + (argv if argv is not None
+                                        else sys.argv[1:])))
         stem.with_suffix(".json").write_text(json.dumps(dict(meta=meta, rows=rows),
                                                         indent=1))
-        stem.with_suffix(".md").write_text(render_thresholds(rows, load))
+        stem.with_suffix(".md").write_text(render_thresholds(rows, load,
+                                                             meta["command"]))
         return
     rows = []
     for case in args.cases.split(","):
