@@ -17,7 +17,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 
 from ._linalg import initialize_components, power_of_two_scale
 from ._problems.lmnn import (
@@ -36,7 +35,7 @@ from ._validation import (
     for_message,
     parse_memory,
     renamed_parameter,
-    validate_points,
+    validate_labelled_points,
 )
 from .base import MahalanobisMixin
 from .solvers.lmnn_runs import run_lbfgs, run_sgd, run_subgradient
@@ -470,17 +469,11 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
 
     def _validate(self, X, y, n_neighbors):
         """Validated float64 ``X`` and class indices; warn about small classes."""
-        X, y = validate_points(self, X, y, ensure_min_samples=2)
-        X = X.astype(np.float64, copy=False)
-        check_classification_targets(y)
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise ValueError(
-                "LMNN needs samples of at least 2 classes; y has 1 class."
-            )
+        X, _, labels = validate_labelled_points(
+            self, X, y, single_sample_reason="no target neighbours exist")
         check_n_components(self.n_components, X.shape[1])
-        counts = np.bincount(y_idx)
-        small = classes[counts <= n_neighbors]
+        counts = labels.counts
+        small = labels.classes[counts <= n_neighbors]
         if small.size:
             warnings.warn(
                 f"{small.size} class(es) have at most n_neighbors="
@@ -489,11 +482,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
                 "fewer target neighbours.",
                 UserWarning,
             )
-        if np.all(counts < 2):
-            raise ValueError(
-                "Every class has a single sample: no target neighbours exist."
-            )
-        return X, y_idx
+        return X, labels.indices
 
     def _warm_components(self, n_features):
         """The previous ``components_`` when ``warm_start`` applies, else None."""
