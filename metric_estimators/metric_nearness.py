@@ -280,23 +280,7 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
         if sample_weight is None:
             we = np.ones_like(d)
         else:
-            if sparse.issparse(sample_weight):
-                W = sparse.csr_matrix(sample_weight, dtype=np.float64)
-            else:
-                W = np.asarray(sample_weight)
-            if W.shape != D.shape:
-                raise ValueError("sample_weight must have the same shape as "
-                                 f"D {D.shape}, got {W.shape}.")
-            if sparse.issparse(W):
-                W = check_sparse_edge_weights(W, D)
-                we = np.asarray(W[rows, cols]).ravel()
-            else:
-                we = W.astype(np.float64)[rows, cols]
-            if not np.all(np.isfinite(we)):
-                raise ValueError("sample_weight contains NaN or infinity.")
-            if we.size and we.min() <= 0:
-                raise ValueError("sample_weight must be strictly positive on the "
-                                 "edges of D.")
+            we = check_sparse_edge_weights(sample_weight, D, rows, cols)
         res, scale, unit = self._solve(
             d, we, SparseShortestPathOracle(n, rows, cols, client=self.client,
                                               search="bounded"),

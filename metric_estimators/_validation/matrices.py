@@ -266,27 +266,52 @@ def check_sparse_signed_graph(A, name="A"):
     return M
 
 
-def check_sparse_edge_weights(W, D):
-    """Check sparse ``sample_weight``: finite, symmetric, stored on D's edges only."""
-    W = sparse.csr_matrix(W, dtype=np.float64)
-    W.sum_duplicates()
-    if not np.all(np.isfinite(W.data)):
+def check_sparse_edge_weights(sample_weight, D, rows, cols):
+    """Validate the ``sample_weight`` of a sparse ``D``; return it on D's edges.
+
+    ``sample_weight`` has ``D``'s shape, dense or sparse; a sparse one must
+    be finite, symmetric and stored on D's edges only.  Its values on the
+    edges ``(rows[e], cols[e])`` of ``D`` must be finite and strictly
+    positive.
+
+    Returns
+    -------
+    we : ndarray of float64, shape (n_edges,)
+    """
+    if sparse.issparse(sample_weight):
+        W = sparse.csr_matrix(sample_weight, dtype=np.float64)
+    else:
+        W = np.asarray(sample_weight)
+    if W.shape != D.shape:
+        raise ValueError("sample_weight must have the same shape as "
+                         f"D {D.shape}, got {W.shape}.")
+    if sparse.issparse(W):
+        W.sum_duplicates()
+        if not np.all(np.isfinite(W.data)):
+            raise ValueError("sample_weight contains NaN or infinity.")
+        asym = abs(W - W.T)
+        if asym.nnz and asym.max() > 1e-10 * max(abs(W).max(), 1e-300):
+            raise ValueError("sample_weight must be symmetric.")
+        PW = sparse.csr_matrix((np.ones(W.nnz), W.indices, W.indptr),
+                               shape=W.shape)
+        PW.setdiag(0)
+        PW.eliminate_zeros()
+        PD = sparse.csr_matrix((np.ones(D.nnz), D.indices, D.indptr),
+                               shape=D.shape)
+        off = PW - PW.multiply(PD)
+        off.eliminate_zeros()
+        if off.nnz:
+            r, c = off.nonzero()
+            raise ValueError(
+                f"sample_weight has a stored entry at ({r[0]}, {c[0]}), which is "
+                f"not an edge of D ({off.nnz} such entries): weights apply to "
+                f"the stored entries of a sparse D only.")
+        we = np.asarray(W[rows, cols]).ravel()
+    else:
+        we = W.astype(np.float64)[rows, cols]
+    if not np.all(np.isfinite(we)):
         raise ValueError("sample_weight contains NaN or infinity.")
-    asym = abs(W - W.T)
-    if asym.nnz and asym.max() > 1e-10 * max(abs(W).max(), 1e-300):
-        raise ValueError("sample_weight must be symmetric.")
-    PW = sparse.csr_matrix((np.ones(W.nnz), W.indices, W.indptr),
-                           shape=W.shape)
-    PW.setdiag(0)
-    PW.eliminate_zeros()
-    PD = sparse.csr_matrix((np.ones(D.nnz), D.indices, D.indptr),
-                           shape=D.shape)
-    off = PW - PW.multiply(PD)
-    off.eliminate_zeros()
-    if off.nnz:
-        r, c = off.nonzero()
-        raise ValueError(
-            f"sample_weight has a stored entry at ({r[0]}, {c[0]}), which is "
-            f"not an edge of D ({off.nnz} such entries): weights apply to "
-            f"the stored entries of a sparse D only.")
-    return W
+    if we.size and we.min() <= 0:
+        raise ValueError("sample_weight must be strictly positive on the "
+                         "edges of D.")
+    return we
