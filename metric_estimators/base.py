@@ -17,42 +17,32 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-from ._linalg import initialize_components, psd_factor
+from ._linalg import psd_factor
 from ._tuple_classifiers import (
     PairsClassifierMixin,
     QuadrupletsClassifierMixin,
     TripletsClassifierMixin,
-    check_calibration_dict,
-    check_calibration_params,
 )
 from ._validation import (
     ArrayIndexer,
     apply_preprocessor,
-    check_array_2d,  # noqa: F401  (re-exported: its old import path)
     check_indices,
     check_square_matrix,
-    renamed_parameter,
     resolve_preprocessor,
     validate_pairs,
     validate_points,
 )
 
-# The tuple classifiers, calibration checks, initialize_components,
-# renamed_parameter and check_array_2d live in their own modules
-# (_tuple_classifiers, _linalg, _validation); they are re-exported here so
-# that ``from metric_estimators.base import ...`` keeps working.
+# The tuple classifier mixins are written in _tuple_classifiers; their
+# public (documented) home is this module.
 __all__ = [
     "BaseMetricLearner",
-    "check_calibration_dict",
-    "check_calibration_params",
-    "renamed_parameter",
     "MahalanobisMixin",
     "MahalanobisDistance",
     "PairsClassifierMixin",
     "QuadrupletsClassifierMixin",
     "TripletsClassifierMixin",
     "components_from_matrix",
-    "initialize_components",
 ]
 
 

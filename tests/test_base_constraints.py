@@ -7,12 +7,9 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import mahalanobis
 
+from metric_estimators._linalg import initialize_components
 from metric_estimators._validation import check_init, validate_pairs
-from metric_estimators.base import (
-    MahalanobisDistance,
-    components_from_matrix,
-    initialize_components,
-)
+from metric_estimators.base import MahalanobisDistance, components_from_matrix
 from metric_estimators.constraints import (
     Constraints,
     _decode_combination,

@@ -184,18 +184,6 @@ def test_local_search_in_estimator():
     assert set(np.unique(ls.labels_)) == set(range(ls.labels_.max() + 1))
 
 
-def test_old_nearness_import_path():
-    """``metric_estimators.nearness`` re-exports the split modules' names."""
-    import metric_estimators.correlation_clustering as cc
-    import metric_estimators.metric_nearness as mn
-    from metric_estimators import nearness
-
-    assert nearness.MetricNearness is mn.MetricNearness
-    for name in ("CorrelationClustering", "correlation_clustering_cost",
-                 "pivot_rounding"):
-        assert getattr(nearness, name) is getattr(cc, name)
-
-
 # --- the W-weighted regularised problem centred at d --------------
 
 def weighted_instance(kind, n, seed):
