@@ -26,7 +26,7 @@ NOTES = (
     "tau1=2.5, tau2=1.5, mu=0.1, average_degree=20, max_degree=50, "
     "min_community=50, max_community=200)`; each becomes a complete signed graph "
     "(+1 edge, -1 non-edge). `signed-<n>` = a sparse planted-partition signed graph "
-    "(`benchmarks/workers/correlation_clustering.py:signed_planted`: communities of "
+    "(`benchmarks/cc_instances.py:signed_planted`: communities of "
     "50-200 nodes, average degree 10, 70 % of the edge draws inside a community, 10 % "
     "sign noise, lognormal(0, 1) weights, seed 0), fitted as a scipy.sparse matrix: the "
     "sparse path (LP over the edges, cycle inequalities by the bounded shortest-path "

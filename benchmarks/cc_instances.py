@@ -1,4 +1,5 @@
-"""Correlation-clustering instances built from real graphs.
+"""Correlation-clustering instances: signed graphs built from real graphs, and
+sparse planted-partition signed graphs (:func:`signed_planted`).
 
 The construction of Wang et al. (2013), as used by Veldt, Gleich, Wirth &
 Saunderson ("Metric-constrained optimization for graph clustering
@@ -23,8 +24,8 @@ from scipy import io, sparse
 
 from benchmarks.workers._protocol import data_file
 
-__all__ = ["wang_instance", "load_power_grid", "collab_like", "instance_stats",
-           "POWER_GRID_ANCHOR"]
+__all__ = ["wang_instance", "load_power_grid", "collab_like", "signed_planted",
+           "instance_stats", "POWER_GRID_ANCHOR"]
 
 # Veldt et al. (2019), Table: power grid, gamma = 1, constraint tolerance
 # 1e-2, primal-dual gap 2e-5: LP objective 2154.89 (152 passes, ~6.6 h).
@@ -119,6 +120,53 @@ def instance_stats(C):
         "sum_pos": float(pos.sum()),
         "sum_neg_abs": float(-neg.sum()),
     }
+
+
+def signed_planted(n: int, seed: int, degree: float = 10.0, intra: float = 0.7,
+                   noise: float = 0.1, sigma: float = 1.0):
+    """A sparse planted-partition signed graph: ``(A csr, planted labels)``.
+
+    Communities of uniform random sizes in [50, 200] (the last one takes the
+    remainder, up to 249); ``n degree / 2`` edge
+    draws, each inside the community of a uniform random node with
+    probability ``intra``, else between two uniform random nodes; duplicates
+    and self-loops dropped.  Sign +1 inside a community, -1 across, each
+    flipped with probability ``noise``; weights lognormal(0, ``sigma``).
+    Node ids are a random permutation.  ``O(n degree)`` time and memory.
+    """
+    rng = np.random.default_rng(seed)
+    sizes = []
+    left = n
+    while left > 0:
+        s = int(rng.integers(50, 201))
+        if left - s < 50:  # the last community takes the remainder (< 250)
+            s = left
+        sizes.append(s)
+        left -= s
+    sizes = np.asarray(sizes)
+    start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    comm = np.repeat(np.arange(sizes.size), sizes)
+    draws = int(round(n * degree / 2))
+    u = rng.integers(0, n, draws)
+    inside = rng.random(draws) < intra
+    cu = comm[u]
+    v = np.where(inside, start[cu] + (rng.random(draws) * sizes[cu]).astype(np.int64),
+                 rng.integers(0, n, draws))
+    keep = u != v
+    u, v = u[keep], v[keep]
+    lo, hi = np.minimum(u, v), np.maximum(u, v)
+    key = np.unique(lo.astype(np.int64) * n + hi)
+    lo, hi = key // n, key % n
+    sign = np.where(comm[lo] == comm[hi], 1.0, -1.0)
+    sign[rng.random(sign.size) < noise] *= -1
+    w = sign * rng.lognormal(0.0, sigma, sign.size)
+    perm = rng.permutation(n)
+    r, c = perm[lo], perm[hi]
+    A = sparse.csr_matrix((np.concatenate((w, w)), (np.concatenate((r, c)),
+                                                   np.concatenate((c, r)))), shape=(n, n))
+    truth = np.empty(n, dtype=np.int64)
+    truth[perm] = comm
+    return A, truth
 
 
 if __name__ == "__main__":

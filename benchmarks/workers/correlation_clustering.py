@@ -2,9 +2,9 @@
 
 Job: ``{"dataset": "<graph>-<n>", "impl": "ours" | "ours-dask-<k>" | "cvxpy", "params":
 {"gamma": 10.0, "tol": 1e-2, "seed": 0}}``. Graphs: ``signed``: a sparse planted-partition signed graph
-(:func:`signed_planted`: communities of 50-200, average degree 10, 10 % sign
-noise, lognormal weights), fitted as a ``scipy.sparse`` matrix (the sparse
-path); ``planted``:
+(:func:`benchmarks.cc_instances.signed_planted`: communities of 50-200,
+average degree 10, 10 % sign noise, lognormal weights), fitted as a
+``scipy.sparse`` matrix (the sparse path); ``planted``:
 ``networkx.planted_partition_graph(k, n // k, 0.9, 0.1)`` with
 ``k = max(2, n // 100)`` communities; ``lfr``: ``networkx.LFR_benchmark_graph(n,
 2.5, 1.5, 0.1, average_degree=20, max_degree=50, min_community=50,
@@ -41,60 +41,12 @@ from benchmarks.workers.metric_nearness import triangles
 MAX_ITER = 1000
 
 
-def signed_planted(n: int, seed: int, degree: float = 10.0, intra: float = 0.7,
-                   noise: float = 0.1, sigma: float = 1.0):
-    """A sparse planted-partition signed graph: ``(A csr, planted labels)``.
-
-    Communities of uniform random sizes in [50, 200] (the last one takes the
-    remainder, up to 249); ``n degree / 2`` edge
-    draws, each inside the community of a uniform random node with
-    probability ``intra``, else between two uniform random nodes; duplicates
-    and self-loops dropped.  Sign +1 inside a community, -1 across, each
-    flipped with probability ``noise``; weights lognormal(0, ``sigma``).
-    Node ids are a random permutation.  ``O(n degree)`` time and memory.
-    """
-    import numpy as np
-    from scipy import sparse
-
-    rng = np.random.default_rng(seed)
-    sizes = []
-    left = n
-    while left > 0:
-        s = int(rng.integers(50, 201))
-        if left - s < 50:  # the last community takes the remainder (< 250)
-            s = left
-        sizes.append(s)
-        left -= s
-    sizes = np.asarray(sizes)
-    start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    comm = np.repeat(np.arange(sizes.size), sizes)
-    draws = int(round(n * degree / 2))
-    u = rng.integers(0, n, draws)
-    inside = rng.random(draws) < intra
-    cu = comm[u]
-    v = np.where(inside, start[cu] + (rng.random(draws) * sizes[cu]).astype(np.int64),
-                 rng.integers(0, n, draws))
-    keep = u != v
-    u, v = u[keep], v[keep]
-    lo, hi = np.minimum(u, v), np.maximum(u, v)
-    key = np.unique(lo.astype(np.int64) * n + hi)
-    lo, hi = key // n, key % n
-    sign = np.where(comm[lo] == comm[hi], 1.0, -1.0)
-    sign[rng.random(sign.size) < noise] *= -1
-    w = sign * rng.lognormal(0.0, sigma, sign.size)
-    perm = rng.permutation(n)
-    r, c = perm[lo], perm[hi]
-    A = sparse.csr_matrix((np.concatenate((w, w)), (np.concatenate((r, c)),
-                                                   np.concatenate((c, r)))), shape=(n, n))
-    truth = np.empty(n, dtype=np.int64)
-    truth[perm] = comm
-    return A, truth
-
-
 def graph(kind: str, n: int, seed: int):
     """``(signed matrix A, planted labels, number of edges)``."""
     import networkx as nx
     import numpy as np
+
+    from benchmarks.cc_instances import signed_planted
 
     if kind == "signed":
         A, truth = signed_planted(n, seed)
@@ -173,6 +125,7 @@ def solve_ours(A, truth, params, workers=0) -> dict:
     import numpy as np
     from sklearn.metrics import adjusted_rand_score
 
+    from benchmarks.cc_instances import signed_planted
     from metric_estimators import CorrelationClustering
 
     CorrelationClustering().fit(A[:20, :20])  # load numba's cache

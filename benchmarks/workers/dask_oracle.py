@@ -5,7 +5,7 @@ Job: ``{"dataset": "ring-<n>-<degree>" | "signed-<n>", "impl": "in_process" |
 
 ``signed-<n>``: sparse correlation clustering's oracle alone, on the signed
 planted graph of the correlation-clustering benchmark
-(``benchmarks/workers/correlation_clustering.py:signed_planted``): the
+(``benchmarks/cc_instances.py:signed_planted``): the
 estimator's first oracle call (bounded searches capped at its first cap,
 lengths ``x = d``, threshold ``tol``), repeated ``max_iter`` times after an
 untimed call on a 600-node graph that loads the kernel in every process; the
@@ -149,7 +149,7 @@ def run_signed(job: dict) -> dict:
     """Correlation clustering's sparse oracle: its first call, ``max_iter`` times."""
     import numpy as np
 
-    from benchmarks.workers.correlation_clustering import signed_planted
+    from benchmarks.cc_instances import signed_planted
     from metric_estimators import correlation_clustering as cc
     from metric_estimators._problems.sparse_correlation_clustering import (
         SparseSignedGraph,
