@@ -1,7 +1,7 @@
 """NCA's solve: scikit-learn's L-BFGS-B run, recording every iteration.
 
-The model is :class:`metric_estimators._problems.model.RecordingNCA` (built by
-:func:`~metric_estimators._problems.model.nca_model`): scikit-learn's
+The model is :class:`metric_estimators._problems.nca.RecordingNCA` (built by
+:func:`~metric_estimators._problems.nca.nca_model`): scikit-learn's
 NeighborhoodComponentsAnalysis whose evaluations remember the last point and
 value, so that the callback here finds each iteration's objective for free.
 """
@@ -41,7 +41,7 @@ def solve_nca(model, X, y_idx, objective, *, report=None):
     Parameters
     ----------
     model : RecordingNCA
-        The problem (:func:`metric_estimators._problems.model.nca_model`),
+        The problem (:func:`metric_estimators._problems.nca.nca_model`),
         with ``max_iter`` and the labels set.
     X : ndarray of shape (n_samples, n_features)
     y_idx : ndarray of shape (n_samples,)
