@@ -171,9 +171,11 @@ def measure_case(case, *, path="auto", n_warm=3, python=sys.executable,
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def render(rows, label, load):
+def render(rows, label, load, command=None):
+    if command is None:
+        command = f"python benchmarks/bench_numpy_paths.py --label {label}"
     lines = [f"# First fit on an empty numba cache, and warm fits ({label})", "",
-             f"`python benchmarks/bench_numpy_paths.py --label {label}`; "
+             f"`{command}`; "
              f"load average at start {load}.  First fit: CPU and wall seconds "
              "of a fresh process (imports, data and one fit) with an empty "
              "`NUMBA_CACHE_DIR`.  Warm fit: median of the next fits in that "
@@ -255,6 +257,16 @@ def _threshold_cases():
     for n in (200, 300):
         yield "ITML_Supervised", f"breast_cancer[:{n}]", lambda: me.ITML_Supervised(random_state=0), std(load_breast_cancer, n)
         yield "ProjectAndForget", f"breast_cancer[:{n}]", lambda: me.ProjectAndForget(random_state=0), std(load_breast_cancer, n)
+    # the LogDet families' limits: more pairs, listed or labelled
+    yield "ITML_Supervised", "breast_cancer", lambda: me.ITML_Supervised(random_state=0), std(load_breast_cancer)
+    for m in (1000, 2000, 4000, 5000, 10000):
+        yield ("ITML_Supervised", f"wine, n_constraints={m}",
+               lambda m=m: me.ITML_Supervised(n_constraints=m, random_state=0), std(load_wine))
+    X, y = load_digits(return_X_y=True)
+    yield "ITML_Supervised", "digits (4000 listed pairs)", lambda: me.ITML_Supervised(random_state=0), (X, y)
+    for n in (150, 250):
+        yield "ProjectAndForget", f"breast_cancer[:{n}]", lambda: me.ProjectAndForget(random_state=0), std(load_breast_cancer, n)
+    yield "ProjectAndForget", "digits[:150]", lambda: me.ProjectAndForget(random_state=0), (X[:150], y[:150])
     for n in (60, 100, 150, 200, 300):
         yield "MetricNearness", f"{n} x {n} noisy distances", me.MetricNearness, distances(n)
     for n in (60, 100, 150, 200):
@@ -359,7 +371,8 @@ def main(argv=None):
                                  + (argv if argv is not None else sys.argv[1:])))
     stem.with_suffix(".json").write_text(json.dumps(dict(meta=meta, rows=rows),
                                                     indent=1))
-    stem.with_suffix(".md").write_text(render(rows, args.label, load))
+    stem.with_suffix(".md").write_text(render(rows, args.label, load,
+                                              meta["command"]))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
+from . import _backend
 from ._docstrings import fill_doc
 from ._linalg import power_of_two_scale
 from ._problems.logdet import (
@@ -188,11 +189,16 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
         if s != 1.0:
             X = X / s
             low, high = low / s / s, high / s / s
+        skip = identical_different_class_pairs(X, y_idx)
+        # numba kernels or their numpy twins: asked once, for the whole fit
+        kernels = _backend.choose("logdet_all_pairs",
+                                  n * (n - 1) // 2 - skip.shape[0], d)
         oracle = LabelPairOracle(
             X, y_idx, low, high, block_size=self.block_size,
-            max_new=self.max_new_constraints,
-            skip_pairs=identical_different_class_pairs(X, y_idx))
-        active = LogDetPairConstraints(A0, self.gamma, random_state=seed)
+            max_new=self.max_new_constraints, skip_pairs=skip,
+            kernels=kernels)
+        active = LogDetPairConstraints(A0, self.gamma, random_state=seed,
+                                       kernels=kernels)
         report.phase(f"{oracle.n_pairs} pair constraints, bounds "
                      f"({bounds_in[0]:.4g}, {bounds_in[1]:.4g})")
         res = bregman_project_forget(

@@ -15,19 +15,15 @@ import warnings
 import numpy as np
 import pytest
 from fresh_process import assert_no_numba, modules_after
-from sklearn.datasets import load_iris, load_wine
+from sklearn.datasets import load_wine
 from sklearn.preprocessing import StandardScaler
 
 from metric_estimators import (
-    ITML,
     LODML,
     MLKR,
     CorrelationClustering,
-    ITML_Supervised,
     MetricNearness,
-    ProjectAndForget,
 )
-from metric_estimators._kernels import bregman as nb_bregman
 from metric_estimators._kernels import cc_pair_projections as nb_cc
 from metric_estimators._kernels import constraint_store as nb_store
 from metric_estimators._kernels import correlation_clustering as nb_moves
@@ -40,117 +36,7 @@ from metric_estimators._problems import mlkr as mlkr_problem
 from metric_estimators._problems import ordinal as ordinal_problem
 from metric_estimators.ranking import make_ordinal
 from metric_estimators.solvers import numpy_kernels as npk
-from metric_estimators.solvers.oracles import (
-    DenseTriangleOracle,
-    FixedListOracle,
-    LabelPairOracle,
-)
-
-
-def _logdet_problem(seed, d=5, m=40, scale=1.0):
-    rng = np.random.RandomState(seed)
-    B = rng.randn(d, d)
-    A = (B @ B.T + d * np.eye(d)) * scale ** -2
-    V = rng.randn(m, d) * scale
-    V[3] = 0.0                                  # p == 0: skipped
-    delta = np.where(rng.rand(m) < 0.5, 1.0, -1.0)
-    p = np.einsum("ij,jk,ik->i", V, A, V)
-    xi = np.where(delta > 0, 0.5, 2.0) * np.maximum(p, 1e-3)  # all violated
-    xi[3] = 1.0
-    lam = np.where(rng.rand(m) < 0.3, rng.rand(m), 0.0)
-    return A, V, delta, xi, lam
-
-
-@pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("gamma", [1.0, 0.3, np.inf])
-@pytest.mark.parametrize("scale", [1.0, 1e-60, 1e60])
-def test_logdet_sweep_matches_the_kernel(seed, gamma, scale):
-    A, V, delta, xi, lam = _logdet_problem(seed, scale=scale)
-    rng = np.random.RandomState(seed)
-    idx = np.concatenate((rng.permutation(V.shape[0]), [5, 5, 7])).astype(np.int64)
-    states = [[A.copy(), xi.copy(), lam.copy()] for _ in range(2)]
-    outs = []
-    for (A_, xi_, lam_), sweep in zip(states, (npk.logdet_sweep, nb_bregman.logdet_sweep)):
-        w, wn = np.empty(A.shape[0]), np.empty(A.shape[0])
-        outs.append(sweep(A_, V, delta, xi_, lam_, idx, gamma, w, wn))
-    (ca, va, ua), (cb, vb, ub) = outs
-    # a repeated projection right after the first has theta ~ 0: whether it
-    # counts as an update is decided by the last bit
-    assert ub > 30 and abs(ua - ub) <= 3
-    np.testing.assert_allclose([ca, va], [cb, vb], rtol=1e-9)
-    for a, b in zip(states[0], states[1]):
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12 * np.abs(b).max())
-    A_np = states[0][0]
-    assert np.array_equal(A_np, A_np.T)         # exactly symmetric
-    assert np.all(states[0][2] >= 0)
-    out_a, out_b = np.empty(idx.size), np.empty(idx.size)
-    npk.logdet_violations(A_np, V, delta, states[0][1], idx, out_a)
-    nb_bregman.logdet_violations(A_np, V, delta, states[0][1], idx, out_b)
-    np.testing.assert_allclose(out_a, out_b, rtol=1e-9, atol=1e-12)
-
-
-def test_logdet_sweep_of_nothing():
-    A, V, delta, xi, lam = _logdet_problem(0)
-    assert npk.logdet_sweep(A, V, delta, xi, lam, np.empty(0, np.int64), 1.0) == (0.0, 0.0, 0)
-
-
-@pytest.mark.parametrize("cap", [3, 1000])
-@pytest.mark.parametrize("with_skip", [False, True])
-def test_label_pair_scan_matches_the_kernel(cap, with_skip):
-    rng = np.random.RandomState(cap)
-    n = 70
-    X = rng.randn(n, 3)
-    X[5] = X[4]                                 # identical points
-    y = rng.randint(0, 3, n)
-    oracle = LabelPairOracle(X, y, 2.0, 6.0, block_size=16)
-    skip = np.empty(0, np.int64)
-    if with_skip:
-        skip = np.unique(rng.randint(0, n * n, 300))
-        skip = skip[skip // n < skip % n]
-    Z = X @ rng.randn(3, 3)
-    ref = oracle._scan(Z, skip, 0.05)           # the numba kernel (oracle.numpy False)
-    got = npk.scan_label_pairs(Z, oracle.y, 2.0, 6.0, 0.05, skip, cap)
-    assert got[4] == ref[4] > 50                # every violated pair is counted
-    assert got[3] == pytest.approx(ref[3], rel=1e-12)
-    oracle.numpy = True
-    big = oracle._scan(Z, skip, 0.05)
-    assert big[4] == ref[4]
-
-    def pairs(r):
-        return set(zip(r[0].tolist(), r[1].tolist()))
-
-    assert pairs(big) == pairs(ref)             # the kernel's cap is large here
-    if cap == 1000:
-        assert pairs(got) == pairs(ref)
-        order = np.lexsort((ref[1], ref[0]))
-        np.testing.assert_allclose(np.sort(got[2]), np.sort(ref[2][order]), rtol=1e-12)
-    else:
-        # the last ``cap`` violated pairs of each row, as the kernel's ring buffer
-        rows = {}
-        for i, j in sorted(pairs(ref)):
-            rows.setdefault(i, []).append(j)
-        want = {(i, j) for i, js in rows.items() for j in js[-cap:]}
-        assert pairs(got) == want
-
-
-def test_the_driver_picks_the_path_by_size():
-    small_args = (np.ones((10, 4)), np.ones(10), np.ones(10))
-    assert npk.use_numpy(FixedListOracle(*small_args))
-    assert not npk.use_numpy(FixedListOracle(
-        np.ones((npk.LOGDET_NUMPY_MAX_LISTED + 1, 4)), np.ones(1), np.ones(1)))
-    assert not npk.use_numpy(FixedListOracle(
-        np.ones((10, npk.LOGDET_NUMPY_MAX_DIM + 1)), np.ones(10), np.ones(10)))
-    # the most points whose pairs fit the limit, and one more
-    n = int((1 + np.sqrt(1 + 8 * npk.LOGDET_NUMPY_MAX_PAIRS)) // 2)
-    assert n * (n - 1) // 2 <= npk.LOGDET_NUMPY_MAX_PAIRS < n * (n + 1) // 2
-    X = np.random.RandomState(0).randn(n + 1, 4)
-    assert npk.use_numpy(LabelPairOracle(X[:n], np.arange(n) % 3, 1.0, 2.0))
-    assert not npk.use_numpy(LabelPairOracle(X, np.arange(n + 1) % 3, 1.0, 2.0))
-    # (an oracle keeps its first answer: a fresh one per question)
-    with npk.numpy_limits(-1):
-        assert not npk.use_numpy(FixedListOracle(*small_args))
-    assert npk.use_numpy(FixedListOracle(*small_args))
-    assert not npk.use_numpy(object())
+from metric_estimators.solvers.oracles import DenseTriangleOracle
 
 
 def _both_paths(make, *args):
@@ -165,45 +51,6 @@ def _both_paths(make, *args):
 def _standardised(load, scale=1.0):
     X, y = load(return_X_y=True)
     return StandardScaler().fit_transform(X) * scale, y
-
-
-@pytest.mark.parametrize("scale", [1.0, 1e-80, 1e80])
-@pytest.mark.parametrize("load", [load_iris, load_wine])
-def test_itml_supervised_same_on_both_paths(load, scale):
-    X, y = _standardised(load, scale)
-    a, b = _both_paths(lambda: ITML_Supervised(random_state=0), X, y)
-    assert a.n_iter_ == b.n_iter_
-    Ma, Mb = a.get_mahalanobis_matrix(), b.get_mahalanobis_matrix()
-    np.testing.assert_allclose(Ma, Mb, rtol=1e-9, atol=1e-9 * np.abs(Mb).max())
-
-
-@pytest.mark.parametrize("gamma, n_pairs", [(1.0, 120), (10.0, 60)])
-def test_itml_pairs_same_on_both_paths(gamma, n_pairs):
-    X, y = _standardised(load_iris)
-    rng = np.random.RandomState(0)
-    i, j = rng.randint(0, 150, (2, n_pairs))
-    keep = i != j
-    pairs = np.stack([X[i[keep]], X[j[keep]]], axis=1)
-    labels = np.where(y[i[keep]] == y[j[keep]], 1, -1)
-    a, b = _both_paths(lambda: ITML(gamma=gamma, random_state=0, max_iter=3000),
-                       pairs, labels)
-    assert a.n_iter_ == b.n_iter_ < 3000
-    Ma, Mb = a.get_mahalanobis_matrix(), b.get_mahalanobis_matrix()
-    np.testing.assert_allclose(Ma, Mb, rtol=1e-8, atol=1e-8 * np.abs(Mb).max())
-
-
-@pytest.mark.parametrize("scale", [1.0, 1e-80])
-def test_project_and_forget_same_on_both_paths(scale):
-    X, y = _standardised(load_iris, scale)
-    X, y = X[::2], y[::2]                       # 2,775 pairs: the numpy path
-    assert len(y) * (len(y) - 1) // 2 <= npk.LOGDET_NUMPY_MAX_PAIRS
-    a, b = _both_paths(lambda: ProjectAndForget(random_state=0), X, y)
-    assert a.converged_ and b.converged_
-    Ma, Mb = a.get_mahalanobis_matrix(), b.get_mahalanobis_matrix()
-    # the two paths may add constraints in another order: same fixed point,
-    # to the solver's tolerance (relative violations and dual change 1e-3)
-    np.testing.assert_allclose(Ma, Mb, rtol=0, atol=1e-3 * np.abs(Mb).max())
-    assert a.loss_curve_[-1] == pytest.approx(b.loss_curve_[-1], rel=1e-3)
 
 
 @pytest.mark.parametrize("n, scale", [(60, 1.0), (200, 1.0), (90, 1e3), (90, 1e-4)])

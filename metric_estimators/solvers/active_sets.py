@@ -33,12 +33,11 @@ Two kinds of constraints:
 
 import numpy as np
 
+from .._backend import NUMBA
 from . import numpy_kernels as npk
 from .numpy_kernels import lazy_kernel
 
 # the numba kernels load on first call (small problems never call them)
-logdet_sweep = lazy_kernel("bregman", "logdet_sweep")
-logdet_violations = lazy_kernel("bregman", "logdet_violations")
 all_triangles = lazy_kernel("constraint_store", "all_triangles")
 append_triangles = lazy_kernel("constraint_store", "append_triangles")
 compact_in_place = lazy_kernel("constraint_store", "compact_in_place")
@@ -415,6 +414,9 @@ class LogDetPairConstraints:
         Seed of the shuffling.
     keep_all : bool, default=False
         Never forget (plain cyclic projections over every constraint added).
+    kernels : Kernels, default=NUMBA
+        The path of the fit (:func:`metric_estimators._backend.choose`):
+        ``kernels.bregman`` makes the passes and checks.
 
     Attributes
     ----------
@@ -432,20 +434,16 @@ class LogDetPairConstraints:
     pass's relative dual change ``sum |d lambda| / sum lambda`` and the
     largest relative violation ``delta (p - xi) / xi`` met before a
     projection.  Below ``tol`` a further pass changes nothing beyond it.
-
-    With ``numpy = True`` (set by the driver on small problems) the passes
-    and checks run on :mod:`metric_estimators.solvers.numpy_kernels`.
     """
 
-    numpy = False
-
     def __init__(self, A0, gamma, *, shuffle=True, random_state=None,
-                 keep_all=False):
+                 keep_all=False, kernels=NUMBA):
         self.A0 = np.ascontiguousarray(A0, dtype=np.float64)
         self.A = self.A0.copy()
         self.gamma = float(gamma)
         self.shuffle = bool(shuffle)
         self.keep_all = bool(keep_all)
+        self.kernels = kernels
         self._rng = np.random.default_rng(random_state)
         d = self.A.shape[0]
         self.key = np.empty(0, dtype=np.int64)
@@ -515,9 +513,9 @@ class LogDetPairConstraints:
             return 0.0
         order = (self._rng.permutation(k) if self.shuffle
                  else np.arange(k)).astype(np.int64) + start
-        sweep = npk.logdet_sweep if self.numpy else logdet_sweep
-        change, viol, _ = sweep(self.A, self.V, self.delta, self.xi, self.lam,
-                                order, self.gamma, self._w, self._wn)
+        change, viol, _ = self.kernels.bregman.logdet_sweep(
+            self.A, self.V, self.delta, self.xi, self.lam, order, self.gamma,
+            self._w, self._wn)
         total = self.lam.sum()
         rel = change / max(total, _TINY) if change > 0 else 0.0
         return float(max(rel, viol))
@@ -525,9 +523,9 @@ class LogDetPairConstraints:
     def violations(self):
         """Return each constraint's relative violation ``delta (v^T A v - xi) / xi``."""
         out = np.empty(len(self))
-        check = npk.logdet_violations if self.numpy else logdet_violations
-        check(self.A, self.V, self.delta, self.xi,
-              np.arange(len(self), dtype=np.int64), out)
+        self.kernels.bregman.logdet_violations(
+            self.A, self.V, self.delta, self.xi,
+            np.arange(len(self), dtype=np.int64), out)
         return out
 
     def max_violation(self):

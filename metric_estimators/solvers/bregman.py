@@ -31,15 +31,15 @@ users are
 * ProjectAndForget: the same LogDet constraints over every labelled pair
   (:class:`~metric_estimators.solvers.oracles.LabelPairOracle`).
 
-Small problems
---------------
-A problem whose oracle says it is small
-(:func:`metric_estimators.solvers.numpy_kernels.use_numpy`) runs on the
-numpy path: the driver sets ``numpy = True`` on the active set and the
-oracle, which then call the functions of
-:mod:`metric_estimators.solvers.numpy_kernels` instead of the numba kernels
-(whose compilation would cost far more than such a fit).  The choice depends
-on the problem's size only; both paths solve the same problem to ``tol``.
+Numba kernels or numpy twins
+----------------------------
+The driver calls no kernel itself.  The fit asks
+:func:`metric_estimators._backend.choose` once which path it runs on (the
+numba kernels or their numpy twins, by the problem's size and what is
+compiled) and gives the answer, a
+:class:`~metric_estimators._backend.Kernels`, to the active set and the
+oracle it builds (their ``kernels`` argument); both paths solve the same
+problem to ``tol``.
 
 Stopping rule
 -------------
@@ -89,9 +89,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._backend import NUMBA
 from .._reporting import ITERATION, OBJECTIVE, Column
 from .active_sets import LogDetPairConstraints
-from .numpy_kernels import use_numpy
 from .oracles import FixedListOracle
 
 __all__ = ["BregmanResult", "LogDetResult", "TABLE_COLUMNS",
@@ -240,9 +240,6 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
         pass_tol = tol
     if add_threshold is None:
         add_threshold = tol / 10.0
-    # small problems: the numpy path (module docstring), chosen once
-    if use_numpy(oracle):
-        active.numpy = oracle.numpy = True
     point = active.point
     hist = {k: [] for k in _HISTORY_KEYS}
     t0 = time.perf_counter()
@@ -333,7 +330,7 @@ class LogDetResult(BregmanResult):
 
 def logdet_bregman(A0, V, delta, xi0, gamma=1.0, *, tol=1e-3, max_iter=1000,
                    max_passes=1, active_set=True, shuffle=True,
-                   random_state=None, report=None):
+                   random_state=None, report=None, kernels=None):
     """Solve ITML's slack-penalised LogDet problem over a list of pair constraints.
 
     See the module docstring for the exact problem and the stopping rule.
@@ -370,6 +367,10 @@ def logdet_bregman(A0, V, delta, xi0, gamma=1.0, *, tol=1e-3, max_iter=1000,
         See :class:`~metric_estimators.solvers.active_sets.LogDetPairConstraints`.
     report : FitReport or None
         See :func:`bregman_project_forget`.
+    kernels : Kernels or None
+        The path the fit chose (:func:`metric_estimators._backend.choose`,
+        family ``"logdet_listed"``), for the active set and the oracle;
+        None: the numba kernels.
 
     Returns
     -------
@@ -377,11 +378,14 @@ def logdet_bregman(A0, V, delta, xi0, gamma=1.0, *, tol=1e-3, max_iter=1000,
     """
     V = np.ascontiguousarray(V, dtype=np.float64)
     xi0 = np.ascontiguousarray(xi0, dtype=np.float64)
+    if kernels is None:
+        kernels = NUMBA
     active = LogDetPairConstraints(A0, gamma, shuffle=shuffle,
                                    random_state=random_state,
-                                   keep_all=not active_set)
+                                   keep_all=not active_set, kernels=kernels)
     res = bregman_project_forget(
-        active, FixedListOracle(V, delta, xi0), objective=active.objective,
+        active, FixedListOracle(V, delta, xi0, kernels=kernels),
+        objective=active.objective,
         tol=tol, max_iter=max_iter, max_passes=max_passes,
         add_threshold=0.0 if active_set else -np.inf, report=report,
     )

@@ -27,16 +27,6 @@ runs the kernels on every size; the environment variable
 give the same solution to the solver's tolerance, not the same bits (see
 below), except for the sparse graph searches, which are bit-identical.
 
-LogDet pair constraints (ITML, ProjectAndForget)
-------------------------------------------------
-:func:`logdet_sweep` is the exact sequential sweep of
-:func:`metric_estimators._kernels.bregman.logdet_sweep` -- rank-one updates
-of one matrix do not commute -- as a Python loop over numpy products,
-``O(d^2)`` per projection plus a few microseconds of interpreter.  The rank-one
-increment of entry (i, j) is ``beta * (w_i * w_j)`` as in the kernel, so the
-iterate stays exactly symmetric; ``A v`` is BLAS's, so values agree with the
-kernel's to rounding, not bit for bit.
-
 Cycle constraints (MetricNearness, CorrelationClustering)
 ---------------------------------------------------------
 Hildreth's projections onto half-spaces that share no variable commute: a
@@ -75,9 +65,6 @@ __all__ = [
     "CC_SPARSE_NUMPY_MAX_NODES",
     "CYCLE_NUMPY_MAX_NODES",
     "KERNELS_OF",
-    "LOGDET_NUMPY_MAX_DIM",
-    "LOGDET_NUMPY_MAX_LISTED",
-    "LOGDET_NUMPY_MAX_PAIRS",
     "apsp",
     "best_one_element_moves",
     "sparse_cost",
@@ -87,8 +74,6 @@ __all__ = [
     "edge_id",
     "edges_to_matrix",
     "lazy_kernel",
-    "logdet_sweep",
-    "logdet_violations",
     "matrix_to_edges",
     "numpy_limits",
     "small_problem_path",
@@ -96,52 +81,11 @@ __all__ = [
     "project_cycles",
     "project_nonnegative",
     "project_pairs_w",
-    "scan_label_pairs",
     "takes_numpy_path",
     "use_numpy",
     "use_numpy_sparse_cc",
     "violated_triangles",
 ]
-
-#: ITML problems with at most this many listed pair constraints (in at most
-#: :data:`LOGDET_NUMPY_MAX_DIM` dimensions) run on the numpy path.  A first
-#: ITML_Supervised fit on iris in a fresh process with an empty cache cost
-#: 2.68 s of CPU on the numba path (numba's import and the LogDet kernels'
-#: compilation included) and 1.09 s on the numpy path
-#: (``benchmarks/results/numpy_paths_after.md``).  The numpy sweep costs a few
-#: microseconds of interpreter per projection more than the kernel: warm
-#: fits took 0.019 / 0.004 and 0.017 / 0.004 s (numpy / numba) on iris and
-#: wine, 0.015 / 0.004 and 0.022 / 0.006 s on 200 / 300 points of breast
-#: cancer (30 features, about 200 constraints) and 0.09 / 0.02, 0.14 /
-#: 0.03, 0.18 / 0.04 s on 100 / 200 / 300 digits (64 features, about 1000
-#: constraints) (``benchmarks/results/numpy_paths_threshold.md``).  Up to
-#: 2000 constraints the surcharge of a warm fit stays a few tenths of a
-#: second, far below one compilation, and it is paid only while the
-#: kernels are not compiled (:func:`small_problem_path`).
-LOGDET_NUMPY_MAX_LISTED = 2_000
-
-#: ProjectAndForget problems with at most this many labelled pairs (the
-#: oracle's candidates, ``n (n - 1) / 2``) run on the numpy path while the
-#: kernels are not compiled (:func:`small_problem_path`).  Warm fits took
-#: 0.30 / 0.03 s (numpy / numba) on 100 digits (4,950 pairs), 0.92 / 0.02 s
-#: on iris (11,175 pairs), 1.22 / 0.04 s on wine (15,753), 0.77 / 0.06 and
-#: 2.06 / 0.18 s on 200 / 300 digits, 3.2 / 0.16 and 12.6 / 0.70 s on 200 /
-#: 300 points of breast cancer
-#: (``benchmarks/results/numpy_paths_threshold.md``): the surcharge grows
-#: with the number of projections, which the size of the problem bounds only
-#: loosely.  5,000 pairs (about 100 points) keeps a cold installation's
-#: surcharge under 0.3 s (+0.28 s at 4,950 pairs, +0.90 s already at
-#: 11,175).  Above
-#: it the first fit pays the compilation of the oracle and LogDet kernels:
-#: iris, on the numba path, costs under 5 s of CPU in a fresh process with
-#: an empty cache (``benchmarks/results/first_contact.md``, case
-#: ProjectAndForget).
-LOGDET_NUMPY_MAX_PAIRS = 5_000
-
-#: Largest dimension ``d`` of the LogDet numpy path (the rank-one updates and
-#: products cost ``O(d^2)`` per projection in numpy as in the kernel, plus a
-#: fixed interpreter cost that dominates up to about this size).
-LOGDET_NUMPY_MAX_DIM = 64
 
 #: Dense cycle-constraint problems with the triangle oracle (MetricNearness)
 #: on at most this many nodes run on the numpy path.  A first fit on 60 x 60
@@ -190,9 +134,6 @@ CC_NUMPY_MAX_NODES = 100
 #: at 800 (``benchmarks/results/numpy_paths_threshold.md``): up to 500 nodes
 #: the surcharge stays under 0.05 s.
 CC_SPARSE_NUMPY_MAX_NODES = 500
-
-_P_TINY = 1e-300
-
 
 #: The numba kernels (``"module.function"`` under
 #: :mod:`metric_estimators._kernels`) that the numba path of a small problem
@@ -337,14 +278,7 @@ def use_numpy(oracle):
     if size is None:
         return False
     kind, *values = size()
-    if kind == "logdet_listed":
-        n_listed, dim = values
-        small = (n_listed <= LOGDET_NUMPY_MAX_LISTED
-                 and dim <= LOGDET_NUMPY_MAX_DIM)
-    elif kind == "logdet_all_pairs":
-        n_pairs, dim = values
-        small = n_pairs <= LOGDET_NUMPY_MAX_PAIRS and dim <= LOGDET_NUMPY_MAX_DIM
-    elif kind == "cycles":
+    if kind == "cycles":
         (n_nodes,) = values
         small = n_nodes <= CYCLE_NUMPY_MAX_NODES
     elif kind == "correlation_clustering":
@@ -379,8 +313,7 @@ def numpy_limits(value):
     inside the block, so that what the cache holds does not matter).  Not
     thread-safe: it sets the module constants and restores them.
     """
-    names = ("LOGDET_NUMPY_MAX_LISTED", "LOGDET_NUMPY_MAX_PAIRS",
-             "LOGDET_NUMPY_MAX_DIM", "CYCLE_NUMPY_MAX_NODES",
+    names = ("CYCLE_NUMPY_MAX_NODES",
              "CC_NUMPY_MAX_NODES", "CC_SPARSE_NUMPY_MAX_NODES")
     module = globals()
     saved = [module[name] for name in names]
@@ -393,103 +326,6 @@ def numpy_limits(value):
         small_problem_path(path)
         for name, old in zip(names, saved):
             module[name] = old
-
-
-# ---------------------------------------------------------------------------
-# LogDet pair constraints
-
-def logdet_sweep(A, V, delta, xi, lam, idx, gamma, w=None, wn=None):
-    """:func:`metric_estimators._kernels.bregman.logdet_sweep` in numpy.
-
-    Same arguments (``w``, ``wn`` unused), same in-place updates of ``A``,
-    ``xi``, ``lam`` and the same returns ``(dual_change, max_violation,
-    n_updates)``.
-    """
-    n = idx.shape[0]
-    if n == 0:
-        return 0.0, 0.0, 0
-    if np.isinf(gamma):
-        gamma_proj, inv_gamma = 1.0, 0.0
-    else:
-        gamma_proj, inv_gamma = gamma / (gamma + 1.0), 1.0 / gamma
-    Vs = V[idx]
-    sign = delta[idx].tolist()
-    cons = idx.tolist()
-    # Python floats in the loop (numpy scalars are slower); written back
-    # below, repeated constraints included
-    lam_l, xi_l = lam.tolist(), xi.tolist()
-    dual_change = 0.0
-    max_violation = 0.0
-    n_updates = 0
-    w = A @ Vs[0]
-    for k in range(n):
-        c = cons[k]
-        p = float(Vs[k] @ w)
-        if p > _P_TINY:
-            s, x = sign[k], xi_l[c]
-            viol = s * (p - x) / x
-            max_violation = max(max_violation, viol)
-            theta = s * gamma_proj * (1.0 / p - 1.0 / x)
-            z = lam_l[c]
-            if theta < z:
-                alpha, lam_l[c] = theta, z - theta
-            else:
-                alpha, lam_l[c] = z, 0.0
-            if alpha != 0.0:
-                dual_change += abs(alpha)
-                sa = s * alpha
-                beta = sa / (1.0 - sa * p)
-                xi_l[c] = x / (1.0 + sa * x * inv_gamma)
-                n_updates += 1
-                A += beta * np.outer(w, w)
-        if k + 1 < n:
-            w = A @ Vs[k + 1]
-    lam[:] = lam_l
-    xi[:] = xi_l
-    return dual_change, max_violation, n_updates
-
-
-def logdet_violations(A, V, delta, xi, idx, out):
-    """:func:`metric_estimators._kernels.bregman.logdet_violations` in numpy."""
-    if idx.size == 0:
-        return
-    Vs = V[idx]
-    p = np.einsum("ij,ij->i", Vs @ A, Vs)
-    out[:] = delta[idx] * (p - xi[idx]) / xi[idx]
-
-
-def scan_label_pairs(Z, y, low, high, threshold, skip, cap):
-    """All violated label pairs at once: the numpy path of ``LabelPairOracle._scan``.
-
-    The pairs ``i < j`` not keyed (``i * n + j``) in the sorted ``skip``;
-    a same-class pair is violated when ``(d - low) / low > threshold``, a
-    different-class one when ``(high - d) / high > threshold``, with ``d``
-    the squared distance of the rows of ``Z``.  As the kernel's ring
-    buffers, at most the last ``cap`` violated pairs of each row are
-    returned (in increasing ``j``).
-
-    Returns ``(I, J, violation, max_violation, n_violated)``.
-    """
-    n = Z.shape[0]
-    sq = np.einsum("ij,ij->i", Z, Z)
-    I, J = np.triu_indices(n, 1)
-    if skip.size:
-        keep = ~np.isin(I * n + J, skip)
-        I, J = I[keep], J[keep]
-    dist = sq[I] + sq[J] - 2.0 * np.einsum("ij,ij->i", Z[I], Z[J])
-    viol = np.where(y[I] == y[J], (dist - low) / low, (high - dist) / high)
-    maxv = float(max(0.0, viol.max())) if viol.size else 0.0
-    hit = viol > threshold
-    I, J, viol = I[hit], J[hit], viol[hit]
-    total = int(I.size)
-    if total:
-        # rank of each hit from the end of its row; keep the last cap
-        counts = np.bincount(I, minlength=n)
-        ends = np.cumsum(counts)
-        from_end = ends[I] - np.arange(total) - 1
-        last = from_end < cap
-        I, J, viol = I[last], J[last], viol[last]
-    return (I.astype(np.int64), J.astype(np.int64), viol, maxv, total)
 
 
 def lazy_kernel(module, name):

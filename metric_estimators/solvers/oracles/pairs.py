@@ -9,13 +9,8 @@ See :mod:`metric_estimators.solvers.oracles` for the calling convention.
 
 import numpy as np
 
+from ..._backend import NUMBA
 from ..._linalg import gram_factor
-from .. import numpy_kernels as npk
-from ..numpy_kernels import lazy_kernel
-
-# the numba kernels load on first call (small problems never call them)
-logdet_violations = lazy_kernel("bregman", "logdet_violations")
-scan_pair_block = lazy_kernel("pair_oracle", "scan_pair_block")
 
 __all__ = ["FixedListOracle", "LabelPairOracle"]
 
@@ -31,28 +26,26 @@ class FixedListOracle:
         +1 for similar (``v^T A v <= xi``), -1 for dissimilar pairs.
     xi0 : ndarray of shape (m,)
         Positive bounds.
+    kernels : :class:`~metric_estimators._backend.Kernels`, default=NUMBA
+        The path the fit runs on (:func:`metric_estimators._backend.choose`,
+        family ``"logdet_listed"``).
 
     Notes
     -----
-    A call checks every listed constraint at ``A`` (numba,
-    :func:`~metric_estimators._kernels.bregman.logdet_violations`):
+    A call checks every listed constraint at ``A``
+    (:func:`~metric_estimators._kernels.bregman.logdet_violations`):
     those outside the active set against ``xi0`` -- the violated ones are
     returned, keyed by their index in the list -- and the remembered ones
     against their current slack.
     """
 
     supports_float32 = False
-    #: set by the driver: run on the numpy path (:mod:`~metric_estimators.solvers.numpy_kernels`)
-    numpy = False
 
-    def __init__(self, V, delta, xi0):
+    def __init__(self, V, delta, xi0, *, kernels=NUMBA):
         self.V = np.ascontiguousarray(V, dtype=np.float64)
         self.delta = np.ascontiguousarray(delta, dtype=np.float64)
         self.xi0 = np.ascontiguousarray(xi0, dtype=np.float64)
-
-    def numpy_size(self):
-        """``("logdet_listed", number of listed pairs, dimension)`` (see :func:`~metric_estimators.solvers.numpy_kernels.use_numpy`)."""
-        return "logdet_listed", self.V.shape[0], self.V.shape[1]
+        self.kernels = kernels
 
     def __call__(self, A, threshold, active, precision="float64"):
         """Return ``(key, V, delta, xi0, max_violation)`` of violated listed pairs."""
@@ -60,8 +53,8 @@ class FixedListOracle:
         outside[active.key] = False
         idx = np.flatnonzero(outside).astype(np.int64)
         viol = np.empty(idx.size)
-        check = npk.logdet_violations if self.numpy else logdet_violations
-        check(A, self.V, self.delta, self.xi0, idx, viol)
+        self.kernels.bregman.logdet_violations(A, self.V, self.delta,
+                                               self.xi0, idx, viol)
         maxv = max(float(viol.max()) if idx.size else 0.0,
                    active.max_violation())
         new = idx[viol > threshold]
@@ -73,8 +66,8 @@ class LabelPairOracle:
 
     Same-class pairs ``(i, j)`` must satisfy ``d_A(x_i, x_j)^2 <= low``,
     different-class pairs ``d_A(x_i, x_j)^2 >= high``.  A call scans all
-    ``n (n - 1) / 2`` pairs in blocks of ``block_size`` rows (numba,
-    :func:`~metric_estimators._kernels.pair_oracle.scan_pair_block`, memory
+    ``n (n - 1) / 2`` pairs in blocks of ``block_size`` rows
+    (:func:`~metric_estimators._kernels.pair_oracle.scan_pair_block`, memory
     ``O(block_size * n)``), skipping the remembered pairs and ``skip_pairs``.
 
     Parameters
@@ -92,6 +85,9 @@ class LabelPairOracle:
     skip_pairs : int ndarray of shape (k, 2) or None
         Pairs ``i < j`` that are never constraints (different-class pairs of
         identical points, which no metric separates).
+    kernels : :class:`~metric_estimators._backend.Kernels`, default=NUMBA
+        The path the fit runs on (:func:`metric_estimators._backend.choose`,
+        family ``"logdet_all_pairs"``).
 
     Notes
     -----
@@ -103,11 +99,9 @@ class LabelPairOracle:
     """
 
     supports_float32 = False
-    #: set by the driver: run on the numpy path (:mod:`~metric_estimators.solvers.numpy_kernels`)
-    numpy = False
 
     def __init__(self, X, y, low, high, *, block_size=512, max_new=5000,
-                 skip_pairs=None):
+                 skip_pairs=None, kernels=NUMBA):
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.int64)
         self.low = float(low)
@@ -119,6 +113,7 @@ class LabelPairOracle:
                 else np.asarray(skip_pairs, dtype=np.int64).reshape(-1, 2))
         self.skip_keys = skip[:, 0] * n + skip[:, 1]
         self.last_n_violated = None
+        self.kernels = kernels
 
     @property
     def n_pairs(self):
@@ -126,18 +121,12 @@ class LabelPairOracle:
         n = self.X.shape[0]
         return n * (n - 1) // 2 - self.skip_keys.size
 
-    def numpy_size(self):
-        """``("logdet_all_pairs", number of pairs, dimension)`` (see :func:`~metric_estimators.solvers.numpy_kernels.use_numpy`)."""
-        return "logdet_all_pairs", self.n_pairs, self.X.shape[1]
-
     def _scan(self, Z, skip, threshold):
         """Return ``(i, j, violation, max)`` of the violated pairs outside ``skip``."""
         n = Z.shape[0]
         B = self.block_size
         cap = max(16, min(n, 4 * self.max_new // max(B, 1) + 16))
-        if self.numpy:
-            return npk.scan_label_pairs(Z, self.y, self.low, self.high,
-                                        threshold, skip, cap)
+        scan_pair_block = self.kernels.pair_oracle.scan_pair_block
         sq = np.einsum("ij,ij->i", Z, Z)
         srow = skip // n
         scol = (skip % n).astype(np.int64)
