@@ -10,7 +10,7 @@ metric_estimators.warmup`` compiles every kernel into numba's on-disk cache.
 Small problems of ITML, ProjectAndForget, MetricNearness and
 CorrelationClustering run in numpy while the kernels they need are not
 compiled, and on the kernels once they are
-(:func:`metric_estimators.solvers.numpy_kernels.small_problem_path`).
+(:func:`metric_estimators._backend.choose`).
 """
 
 import importlib

@@ -11,6 +11,7 @@ below by weak duality, and rounds the LP solution by pivoting
 :func:`correlation_clustering_cost`.
 """
 
+import functools
 import numbers
 import time
 
@@ -20,6 +21,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from . import _backend
 from ._linalg import power_of_two_scale
 from ._problems.cc_local_search import (
     local_search,
@@ -46,11 +48,11 @@ from ._validation.matrices import (
     check_symmetric_matrix,
 )
 from .base import DaskClientMixin, DocLinkMixin
-from .solvers import numpy_kernels as npk
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.certificates import CertificateStop, CheckResult
 from .solvers.continuation import gamma_stages, solve_continuation
+from .solvers.dual_bounds import refine_box_duals
 from .solvers.oracles import ShortEdgeTriangleOracle, SparseShortestPathOracle
 
 #: the driver's columns, then the stage's gamma, the relative QP gap (once
@@ -83,7 +85,7 @@ __all__ = ["CorrelationClustering", "correlation_clustering_cost",
            "pivot_rounding"]
 
 
-def correlation_clustering_cost(A, labels):
+def correlation_clustering_cost(A, labels, kernels=None):
     """Cost of a clustering of the signed graph ``A``.
 
     ``sum of A_ij > 0 over pairs split`` plus ``sum of |A_ij|, A_ij < 0, over
@@ -96,13 +98,20 @@ def correlation_clustering_cost(A, labels):
         count (``O(|E|)``, never densified).
     labels : array-like of shape (n,)
         Cluster label of each node.
+    kernels : Kernels or None, default=None
+        The kernels a fit runs on (:mod:`metric_estimators._backend`; the
+        estimator passes its own), for a sparse ``A``: None chooses them
+        by the graph's size (both give the same bits).
 
     Returns
     -------
     cost : float
     """
     if sparse.issparse(A):
-        return sparse_clustering_cost(A, labels)
+        if kernels is None:
+            kernels = _backend.choose("sparse_correlation_clustering",
+                                      A.shape[0])
+        return sparse_clustering_cost(A, labels, kernels)
     return dense_clustering_cost(A, labels)
 
 
@@ -394,16 +403,16 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         # against the regulariser; A * 2**k then gives exactly the result of A.
         w_scale = power_of_two_scale(A, center=False)
         A_in, A = A, (A / w_scale if w_scale != 1.0 else A)
-        oracle = ShortEdgeTriangleOracle(n)
-        # small graphs: every kernel on the numpy path, as the solver's
-        small = npk.use_numpy(oracle)
-        a = edge_vector(A, numpy=small)
+        # the kernels of the whole fit (numba's or their numpy twins)
+        kernels = _backend.choose("correlation_clustering", n)
+        oracle = ShortEdgeTriangleOracle(n, kernels=kernels)
+        a = edge_vector(A, kernels)
         m = a.size
         gamma = float(self.gamma)
         tol = float(self.tol)
-        problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
-                                        CycleConstraints)
-        problem.numpy = small
+        problem = WeightedCorrelationLP(
+            a, gamma_stages(gamma)[0],
+            functools.partial(CycleConstraints, kernels=kernels), kernels)
         del a  # the problem holds what it needs (|a| and the signs)
 
         def extra_row():
@@ -411,10 +420,10 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                     "dense" if oracle.n_short_ < 0 else "short")
 
         rng = check_random_state(self.random_state)
-        rounded = _Rounded()
+        rounded = _Rounded(kernels)
 
         certificate = self._certificate(
-            problem, report, A_in, lambda x: edge_matrix(x, n, numpy=small),
+            problem, report, A_in, lambda x: edge_matrix(x, n, kernels),
             rng, rounded, w_scale, refine=False)
         report.phase(f"{m} pairs, {int(problem.fpos.sum())} signed, gamma "
                      f"{gamma:.3g}, stages "
@@ -445,9 +454,9 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         else:
             # never return a non-metric: the shortest-path closure of the
             # clipped iterate is a feasible point, its LP value an upper bound
-            x = metric_closure(problem.x, n, numpy=small)
+            x = metric_closure(problem.x, n, kernels)
             report.finish(self._stop_message(certificate, n_calls))
-        X = edge_matrix(x, n, numpy=small)
+        X = edge_matrix(x, n, kernels)
         self._store(problem, results, stages, X, x, lower, w_scale, converged,
                     certificate, stacklevel=4)
         # the per-pair arrays and the active set, before the rounding
@@ -466,24 +475,26 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         w_scale = power_of_two_scale(graph.a, center=False)
         a = graph.a / w_scale if w_scale != 1.0 else graph.a
         gamma = float(self.gamma)
-        problem = WeightedCorrelationLP(a, gamma_stages(gamma)[0],
-                                        CycleConstraints)
-        # small graphs: the per-node searches in Python (the same bits,
-        # nothing to compile); else one search per component of the
-        # zero-length edges, blocks of them on threads or Dask workers
-        small = npk.use_numpy_sparse_cc(n)
+        # the kernels of the whole fit (numba's or their numpy twins)
+        kernels = _backend.choose("sparse_correlation_clustering", n)
+        problem = WeightedCorrelationLP(
+            a, gamma_stages(gamma)[0],
+            functools.partial(CycleConstraints, kernels=kernels), kernels)
+        # one search per component of the zero-length edges, blocks of them
+        # on threads or Dask workers; it has no numpy twin: on the twins
+        # (small graphs), one search per node, in Python
         oracle = SparseShortestPathOracle(n, graph.rows, graph.cols,
                                           client=self.client,
-                                          search=("bounded" if small
+                                          search=("bounded" if kernels.numpy
                                                   else "components"),
                                           cap=SEARCH_CAP,
                                           growth=SEARCH_GROWTH,
                                           switch=SEARCH_SWITCH,
                                           stall_objective=problem.lp_objective,
                                           stall_rtol=SEARCH_STALL,
-                                          engine="python" if small else "numba")
+                                          kernels=kernels)
         rng = check_random_state(self.random_state)
-        rounded = _Rounded()
+        rounded = _Rounded(kernels)
         certificate = self._certificate(problem, report, graph.csr,
                                         graph.edge_matrix, rng, rounded,
                                         w_scale, refine=True)
@@ -577,7 +588,8 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                     deadline - BOUND_SHARE * max(deadline - start, 0.0))
         once = self._round(A, X, rng, rounded, cross_by)
         mid = time.perf_counter()
-        bound = problem.lp_lower_bound(refine=refine,
+        bound = problem.lp_lower_bound(refine=(refine_box_duals if refine
+                                               else None),
                                        deadline=deadline) * w_scale
         free = f" (LP-free optima {once:.2f} s)" if once else ""
         return bound, (f"rounding {mid - start:.2f} s{free}, bound "
@@ -676,6 +688,9 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         if n == 0:
             rounded.update([(np.empty(0, dtype=np.int64), 0.0, 0)], 0.0)
             return 0.0
+        kernels = rounded.kernels
+        cost_of = functools.partial(correlation_clustering_cost,
+                                    kernels=kernels)
         polish = self.local_search and n > 1
         each = polish and sparse.issparse(A)
         n_free = N_LP_FREE_STARTS if each and not rounded.pool else 0
@@ -687,12 +702,12 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
             if k and _late(deadline, (time.perf_counter() - started) / k
                            + n_free * polishing / k):
                 break
-            labels = pivot_rounding(X, rng, self.rounding)
-            cost = correlation_clustering_cost(A, labels)
+            labels = pivot_rounding(X, rng, self.rounding, kernels)
+            cost = cost_of(A, labels)
             pivot_cost = min(pivot_cost, cost)
             if each:
                 since = time.perf_counter()
-                trials.append(self._polish(A, labels, cost))
+                trials.append(self._polish(A, labels, cost, kernels))
                 polishing += time.perf_counter() - since
             else:
                 trials.append((labels, cost, 0))
@@ -706,28 +721,29 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                                    (time.perf_counter() - since) / k):
                         break
                     labels, sweeps = local_search_from_singletons(
-                        A, self.max_local_sweeps, rng)
-                    free.append((labels, correlation_clustering_cost(
-                        A, labels), sweeps))
-                free = recombine(A, free, correlation_clustering_cost,
+                        A, self.max_local_sweeps, rng, kernels=kernels)
+                    free.append((labels, cost_of(A, labels), sweeps))
+                free = recombine(A, free, cost_of,
                                  self.max_local_sweeps, size=RECOMBINE_SIZE,
-                                 crossed=rounded.crossed, deadline=deadline)
+                                 crossed=rounded.crossed, deadline=deadline,
+                                 kernels=kernels)
                 once = time.perf_counter() - since
             # each lineage is crossed apart first (this iterate's roundings,
             # the LP-free optima), then the cheapest of all of them together
             # (of the LP-free ones, the best only): in one pool from the
             # start, the cheapest lineage crowds out the others' parents
-            fresh = recombine(A, trials, correlation_clustering_cost,
+            fresh = recombine(A, trials, cost_of,
                               self.max_local_sweeps, size=RECOMBINE_SIZE,
-                              crossed=rounded.crossed, deadline=deadline)
-            pool = recombine(A, rounded.pool + fresh + free[:1],
-                             correlation_clustering_cost,
+                              crossed=rounded.crossed, deadline=deadline,
+                              kernels=kernels)
+            pool = recombine(A, rounded.pool + fresh + free[:1], cost_of,
                              self.max_local_sweeps, size=RECOMBINE_SIZE,
-                             crossed=rounded.crossed, deadline=deadline)
+                             crossed=rounded.crossed, deadline=deadline,
+                             kernels=kernels)
         else:
             best = min(trials, key=lambda t: t[1])
             if polish:
-                best = self._polish(A, best[0], best[1])
+                best = self._polish(A, best[0], best[1], kernels)
             pool = sorted([best, *rounded.pool], key=lambda t: t[1])[:1]
         rounded.update(pool, pivot_cost)
         return once
@@ -740,10 +756,10 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         self.pivot_cost_ = float(pivot_cost)
         self.n_local_sweeps_ = int(sweeps)
 
-    def _polish(self, A, labels, cost):
-        """Moves and merges (over the stored edges only for a sparse ``A``)."""
-        moved, sweeps = local_search(A, labels, self.max_local_sweeps)
-        moved_cost = correlation_clustering_cost(A, moved)
+    def _polish(self, A, labels, cost, kernels=_backend.NUMBA):
+        """Moves and merges (over the stored edges only for a sparse ``A``), on ``kernels``."""
+        moved, sweeps = local_search(A, labels, self.max_local_sweeps, kernels)
+        moved_cost = correlation_clustering_cost(A, moved, kernels)
         if moved_cost <= cost:
             return moved, moved_cost, sweeps
         return labels, cost, sweeps
@@ -765,9 +781,14 @@ def _late(deadline, seconds):
 
 
 class _Rounded:
-    """The clusterings kept over the checks and the final rounding of a fit."""
+    """The clusterings kept over the checks and the final rounding of a fit.
 
-    def __init__(self):
+    ``kernels``: those of the fit, which the rounding and its local search
+    run on.
+    """
+
+    def __init__(self, kernels=_backend.NUMBA):
+        self.kernels = kernels
         self.pool = []
         self.pivot_cost = np.inf
         self.crossed = set()
@@ -777,7 +798,7 @@ class _Rounded:
         self.pivot_cost = min(self.pivot_cost, pivot_cost)
 
 
-def pivot_rounding(X, rng, rounding="probabilistic"):
+def pivot_rounding(X, rng, rounding="probabilistic", kernels=None):
     """LP-KwikCluster (Ailon, Charikar & Newman 2008) on the LP solution ``X``.
 
     Pivots are taken in a random order; an unclustered ``j`` joins pivot
@@ -798,6 +819,10 @@ def pivot_rounding(X, rng, rounding="probabilistic"):
         Source of the pivot order (and of the joins, if probabilistic).
     rounding : {"probabilistic", "threshold"}, default="probabilistic"
         How an unclustered node decides to join a pivot.
+    kernels : Kernels or None, default=None
+        The kernels a fit runs on (:mod:`metric_estimators._backend`; the
+        estimator passes its own), for a sparse ``X``: None chooses them
+        by the graph's size (both give the same labels).
 
     Returns
     -------
@@ -805,7 +830,10 @@ def pivot_rounding(X, rng, rounding="probabilistic"):
         Cluster ids ``0, 1, ...`` in the order the pivots were taken.
     """
     if sparse.issparse(X):
-        return sparse_pivot_rounding(X, rng, rounding)
+        if kernels is None:
+            kernels = _backend.choose("sparse_correlation_clustering",
+                                      X.shape[0])
+        return sparse_pivot_rounding(X, rng, rounding, kernels)
     return dense_pivot_rounding(X, rng, rounding)
 
 

@@ -17,6 +17,7 @@ from scipy import sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from . import _backend
 from ._linalg import power_of_two_scale
 from ._problems.edges import edge_matrix, edge_vector, sparse_edges
 from ._problems.metric_nearness import NearnessObjective
@@ -26,7 +27,6 @@ from ._validation.matrices import (
     check_symmetric_matrix,
 )
 from .base import DaskClientMixin, DocLinkMixin
-from .solvers import numpy_kernels as npk
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.oracles import (
@@ -255,20 +255,24 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
                     sample_weight.toarray() if sparse.issparse(sample_weight)
                     else sample_weight, "sample_weight", n, like="D",
                     nonnegative=True, positive_off_diagonal=True)
+            # the kernels of the whole fit, chosen once; the shortest-path
+            # oracle and several triangles per edge have no numpy twin
+            kernels = (_backend.choose("cycles", n)
+                       if self.oracle == "triangle"
+                       and self.triangles_per_edge == 1 else _backend.NUMBA)
             oracle = (DenseTriangleOracle(n, apexes=self.triangles_per_edge,
                                           apex_rel=_APEX_REL,
-                                          apex_depth=_APEX_DEPTH)
+                                          apex_depth=_APEX_DEPTH,
+                                          kernels=kernels)
                       if self.oracle == "triangle"
-                      else DenseShortestPathOracle(n))
-            # small problems: numpy's edge conversions (as the solver's path)
-            small = npk.use_numpy(oracle)
-            d = edge_vector(D, numpy=small)
-            we = np.ones_like(d) if w is None else edge_vector(w, numpy=small)
+                      else DenseShortestPathOracle(n, kernels=kernels))
+            d = edge_vector(D, kernels)
+            we = np.ones_like(d) if w is None else edge_vector(w, kernels)
             res, scale, unit = self._solve(
                 d, we, oracle, weighted=w is not None,
                 pass_budget=ORACLE_PASS_RATIO * float(n) ** 3,
-                settle_fraction=_SETTLE, report=report)
-            M = edge_matrix(res.point, n, numpy=small)
+                settle_fraction=_SETTLE, report=report, kernels=kernels)
+            M = edge_matrix(res.point, n, kernels)
             self.metric_ = M * unit if unit != 1.0 else M
             self._store(res, scale, unit)
         self.n_features_in_ = n
@@ -286,7 +290,7 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
                                               search="bounded"),
             weighted=sample_weight is not None,
             pass_budget=ORACLE_PASS_RATIO * 20.0 * n * max(d.size, 1),
-            settle_fraction=0.0, report=report)
+            settle_fraction=0.0, report=report, kernels=_backend.NUMBA)
         self.metric_ = sparse.csr_matrix(
             (np.concatenate((res.point, res.point)) * unit,
              (np.concatenate((rows, cols)), np.concatenate((cols, rows)))),
@@ -294,8 +298,11 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
         self._store(res, scale, unit)
 
     def _solve(self, d, we, oracle, *, weighted, pass_budget,
-               settle_fraction, report):
+               settle_fraction, report, kernels):
         """Project and Forget from the edge vector ``d`` with weights ``we``.
+
+        On ``kernels``, those of the oracle (a sparse ``D``'s searches have
+        no numpy twin: the numba kernels).
 
         Returns ``(result, scale, unit)``: the solver's result in the units
         of ``d / unit`` (``unit`` a power of two bringing entries of extreme
@@ -309,13 +316,14 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
         # max |D| (= max D for non-negative D): the unit of tol
         scale = float(np.abs(d).max()) if d.size else 0.0
         tol_abs = self.tol * scale if scale > 0 else 1.0
-        objective = NearnessObjective(d, we, kl, numpy=npk.use_numpy(oracle))
+        objective = NearnessObjective(d, we, kl, kernels)
 
         report.phase(f"{d.size} edges, {type(oracle).__name__}, tolerance "
                      f"{tol_abs:.3g}")
         # the iterate starts at d (Hildreth's z = 0 point) and is projected
         # in place
-        active = CycleConstraints(d.copy(), objective.winv, self.divergence)
+        active = CycleConstraints(d.copy(), objective.winv, self.divergence,
+                                  kernels)
         if not kl:
             # Hildreth's first step on x >= 0: brings signed data (negative
             # entries) to the non-negative lengths the oracles search on;

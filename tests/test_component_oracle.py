@@ -14,6 +14,7 @@ from scipy import sparse
 from scipy.sparse import csgraph
 from sparse_graphs import exact_distances, random_lengths_graph
 
+from metric_estimators import _backend
 from metric_estimators._kernels.sparse_graph import (
     bounded_violated_cycles,
     component_violated_cycles,
@@ -171,9 +172,9 @@ def test_bad_parameters():
     with pytest.raises(ValueError, match="component_eps"):
         SparseShortestPathOracle(3, rows, cols, search="components",
                                  component_eps=-1.0)
-    with pytest.raises(ValueError, match="engine"):
+    with pytest.raises(ValueError, match="no numpy twin"):
         SparseShortestPathOracle(3, rows, cols, search="components",
-                                 engine="python")
+                                 kernels=_backend.NUMPY)
     with pytest.raises(ValueError, match="search"):
         SparseShortestPathOracle(3, rows, cols, search="component")
 
@@ -237,7 +238,7 @@ def test_lp_with_the_component_oracle_reaches_the_lp_value(n, seed, cp,
     made = []
 
     def components_oracle(n, rows, cols, **kw):
-        kw.update(search="components", engine="numba")
+        kw.update(search="components", kernels=_backend.NUMBA)
         made.append(SparseShortestPathOracle(n, rows, cols, **kw))
         return made[-1]
 

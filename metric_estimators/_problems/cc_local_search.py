@@ -36,13 +36,7 @@ import time
 import numpy as np
 from scipy import sparse
 
-from ..solvers import numpy_kernels as npk
-
-# numba kernels, loaded on first call (small dense problems run on numpy's)
-best_one_element_moves = npk.lazy_kernel("correlation_clustering",
-                                         "best_one_element_moves")
-sparse_one_element_moves = npk.lazy_kernel("correlation_clustering",
-                                           "sparse_one_element_moves")
+from .._backend import NUMBA
 
 __all__ = ["cheapest_distinct", "common_refinement", "local_search",
            "local_search_from_singletons",
@@ -85,13 +79,16 @@ def merge_clusters(A, labels, eps):
     return np.unique(target[labels], return_inverse=True)[1].astype(np.int64), merges
 
 
-def local_search(A, labels, max_sweeps):
+def local_search(A, labels, max_sweeps, kernels=NUMBA):
     """Alternate best one-element moves and merge rounds until neither helps.
 
     Returns ``(labels, sweeps)``: labels relabelled ``0, 1, ...`` and the
     one-element sweeps run (at most ``max_sweeps`` in all; a sweep is
-    ``O(n^2)`` for a dense ``A``, ``O(|E|)`` for a sparse one).
+    ``O(n^2)`` for a dense ``A``, ``O(|E|)`` for a sparse one).  The moves
+    run on ``kernels``, those of the fit (:mod:`metric_estimators._backend`;
+    both give the same labels).
     """
+    moves = kernels.correlation_clustering
     is_sparse = sparse.issparse(A)
     if is_sparse:
         A = sparse.csr_matrix(A, dtype=np.float64)
@@ -106,21 +103,11 @@ def local_search(A, labels, max_sweeps):
     while sweeps < max_sweeps:
         left = int(max_sweeps) - sweeps
         if is_sparse:
-            # small graphs: the numpy moves (the same labels)
-            moves = (npk.sparse_one_element_moves
-                     if npk.use_numpy_sparse_cc(A.shape[0])
-                     else sparse_one_element_moves)
-            sweeps += int(moves(
+            sweeps += int(moves.sparse_one_element_moves(
                 A.indptr.astype(np.int64), A.indices.astype(np.int64),
                 np.ascontiguousarray(A.data), lab, left, eps))
         else:
-            # small graphs: the numpy moves (the same labels), as the LP's path
-            moves = (npk.best_one_element_moves
-                     if npk.takes_numpy_path(
-                         "correlation_clustering",
-                         A.shape[0] <= npk.CC_NUMPY_MAX_NODES)
-                     else best_one_element_moves)
-            sweeps += int(moves(A, lab, left, eps))
+            sweeps += int(moves.best_one_element_moves(A, lab, left, eps))
         lab, merges = merge_clusters(A, lab, eps)
         if merges == 0:
             break
@@ -165,14 +152,14 @@ def cheapest_distinct(entries, size):
     return out[:size]
 
 
-def local_search_from_singletons(A, max_sweeps, rng):
+def local_search_from_singletons(A, max_sweeps, rng, kernels=NUMBA):
     """:func:`local_search` from singletons, nodes swept in a random order.
 
     A clustering found without the LP: on an early LP iterate, whose
     roundings can join whole communities, often the cheaper start.  The
     order (``rng.permutation``) changes which local optimum is reached, so
     several calls give several starts for :func:`recombine`.
-    Returns ``(labels, sweeps)``.
+    Returns ``(labels, sweeps)``; ``kernels`` as for :func:`local_search`.
     """
     n = A.shape[0]
     order = rng.permutation(n)
@@ -180,14 +167,14 @@ def local_search_from_singletons(A, max_sweeps, rng):
         B = sparse.csr_matrix(A)[order][:, order]
     else:
         B = np.asarray(A)[np.ix_(order, order)]
-    labels, sweeps = local_search(B, np.arange(n), max_sweeps)
+    labels, sweeps = local_search(B, np.arange(n), max_sweeps, kernels)
     out = np.empty(n, dtype=np.int64)
     out[order] = labels
     return np.unique(out, return_inverse=True)[1].astype(np.int64), sweeps
 
 
 def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None,
-              deadline=None):
+              deadline=None, kernels=NUMBA):
     """Cross the cheapest clusterings of ``pool``; return the improved pool.
 
     Parameters
@@ -214,6 +201,8 @@ def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None,
         A ``time.perf_counter()`` value: no crossing starts after it (the
         pairs left are not marked crossed), and the pool found so far is
         returned.
+    kernels : Kernels, default=NUMBA
+        Those of the fit, for :func:`local_search`.
 
     Returns
     -------
@@ -240,7 +229,8 @@ def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None,
                 break
             crossed.add(pair)
             labels, sweeps = local_search(
-                A, common_refinement(pool[i][0], pool[j][0]), max_sweeps)
+                A, common_refinement(pool[i][0], pool[j][0]), max_sweeps,
+                kernels)
             children.append((labels, cost(A, labels), sweeps))
         if not children:
             break

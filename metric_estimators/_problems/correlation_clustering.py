@@ -40,35 +40,25 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import minimize_scalar
 
-from ..solvers import numpy_kernels as npk
-from ..solvers.dual_bounds import refine_box_duals
-
-# numba kernels, loaded on first call (small problems run on numpy's)
-project_pairs_w = npk.lazy_kernel("cc_pair_projections", "project_pairs_w")
-project_pairs_w_subset = npk.lazy_kernel("cc_pair_projections",
-                                         "project_pairs_w_subset")
-edges_to_matrix = npk.lazy_kernel("edges", "edges_to_matrix")
-apsp = npk.lazy_kernel("shortest_paths", "apsp")
+from .._backend import NUMBA
 
 __all__ = ["WeightedCorrelationLP", "dense_clustering_cost",
            "dense_pivot_rounding", "metric_closure"]
 
 
-def metric_closure(x, n, numpy=False):
+def metric_closure(x, n, kernels=NUMBA):
     """Shortest-path closure of ``clip(x, 0, 1)``: the largest metric below it.
 
     Returns the edge vector of all-pairs shortest-path lengths on the
     complete graph with lengths ``clip(x, 0, 1)`` (a metric with entries in
     [0, 1], at most ``clip(x, 0, 1)`` entrywise, equal to it where no
-    triangle inequality is violated).  ``numpy``: the numpy path of small
-    problems (:mod:`metric_estimators.solvers.numpy_kernels`).
+    triangle inequality is violated), on the ``kernels`` of the fit
+    (:mod:`metric_estimators._backend`).
     """
     X = np.empty((n, n))
-    kernels = npk if numpy else None
-    (edges_to_matrix if kernels is None else npk.edges_to_matrix)(
-        np.clip(x, 0.0, 1.0), n, X)
+    kernels.edges.edges_to_matrix(np.clip(x, 0.0, 1.0), n, X)
     np.fill_diagonal(X, 0.0)
-    (apsp if kernels is None else npk.apsp)(X)
+    kernels.shortest_paths.apsp(X)
     return X[np.triu_indices(n, 1)]
 
 
@@ -83,9 +73,12 @@ class WeightedCorrelationLP:
         Regularisation parameter of the first stage.
     active_factory : callable
         ``active_factory(x, winv)`` returns the empty active set (e.g.
-        :class:`~metric_estimators.solvers.active_sets.CycleConstraints`)
-        on the iterate ``x`` with inverse weights ``winv``; stored as
-        ``active``.
+        :class:`~metric_estimators.solvers.active_sets.CycleConstraints`
+        on the same kernels) on the iterate ``x`` with inverse weights
+        ``winv``; stored as ``active``.
+    kernels : Kernels, default=NUMBA
+        The kernels of the fit (:mod:`metric_estimators._backend`) that
+        project the pair constraints.
 
     Attributes
     ----------
@@ -98,7 +91,7 @@ class WeightedCorrelationLP:
         Regulariser weight of the zero-weight pairs.
     """
 
-    def __init__(self, a, gamma, active_factory):
+    def __init__(self, a, gamma, active_factory, kernels=NUMBA):
         self.w = np.abs(a)
         self.d = (a <= 0).astype(np.float64)
         self.fpos = self.w > 0
@@ -116,9 +109,7 @@ class WeightedCorrelationLP:
         self._full_next = True
         self.rel_gap = np.nan
         self.pair_violation = np.inf
-        #: the numpy path of small problems (set by the estimator, as the
-        #: driver sets its active set's)
-        self.numpy = False
+        self.kernels = kernels
 
     # -- objectives and bounds ---------------------------------------------
     def lp_objective(self, x=None):
@@ -185,7 +176,7 @@ class WeightedCorrelationLP:
         g = (lin - 0.5 * quad) / gam - 0.5 * gam * float(np.sum(self.w))
         return self.qp_objective(), g
 
-    def lp_lower_bound(self, refine=False, deadline=None):
+    def lp_lower_bound(self, refine=None, deadline=None):
         """Weak-duality lower bound on the LP optimum from the duals.
 
         The larger of two Lagrangian bounds, each maximised over a scale
@@ -199,10 +190,13 @@ class WeightedCorrelationLP:
           wherever the pair duals are far from the LP's (a stopped or
           weakly regularised solve).
 
-        ``refine=True`` then raises the second by L-BFGS-B on the smoothed
-        Lagrangian of the cycle rows
-        (:func:`~metric_estimators.solvers.dual_bounds.refine_box_duals`),
-        towards the optimum of the LP restricted to the active set: about
+        ``refine`` (a callable, e.g.
+        :func:`~metric_estimators.solvers.dual_bounds.refine_box_duals`,
+        which the caller passes: a problem does not import the solvers)
+        then raises the second, as ``refine(c, k, A, y0, weights=w,
+        deadline=deadline) -> (bound, y)`` on the box form ``k + c^T x``
+        of the LP and its cycle rows ``A``: by L-BFGS-B on the smoothed
+        Lagrangian, towards the optimum of the LP restricted to the active set: about
         ``O(nnz)`` per iteration, a few thousand iterations (for sparse
         graphs; on a dense problem's millions of triangles it costs more
         than the solve's last stage), stopped at ``deadline`` (a
@@ -211,7 +205,7 @@ class WeightedCorrelationLP:
         edge, t = self._edge_form_bound()
         bound = max(self._pair_form_bound(), edge)
         act = self.active
-        if refine and len(act):
+        if refine is not None and len(act):
             c, k = self._box_objective()
             rows = act.edge.size
             ptr = act.ptr
@@ -221,8 +215,8 @@ class WeightedCorrelationLP:
                                   np.repeat(np.arange(rows), np.diff(ptr)))),
                   np.concatenate((act.edge, act.path)))),
                 shape=(rows, self.x.size))
-            refined, _ = refine_box_duals(c, k, A, t * act.z / self.gamma,
-                                          weights=self.w, deadline=deadline)
+            refined, _ = refine(c, k, A, t * act.z / self.gamma,
+                                weights=self.w, deadline=deadline)
             bound = max(bound, refined)
         return bound
 
@@ -304,9 +298,8 @@ class WeightedCorrelationLP:
         (:func:`metric_estimators.solvers.continuation.solve_continuation`)
         repeats it before each stage, before any triangle is known.
         """
-        pairs = npk.project_pairs_w if self.numpy else project_pairs_w
-        return pairs(self.x, self.f, self.d, self.w, self.z_above,
-                     self.z_below)
+        return self.kernels.cc_pair_projections.project_pairs_w(
+            self.x, self.f, self.d, self.w, self.z_above, self.z_below)
 
     def fixed_pass(self, x):
         """Hildreth pass over the pair constraints, the driver's fixed pass.
@@ -330,16 +323,11 @@ class WeightedCorrelationLP:
                 self._touched = np.flatnonzero(mask).astype(np.int32)
             else:
                 self._touched = np.empty(0, dtype=np.int64)
-            if self.numpy:
-                return npk.project_pairs_w(x, self.f, self.d, self.w,
-                                           self.z_above, self.z_below)
-            return project_pairs_w(x, self.f, self.d, self.w, self.z_above,
-                                   self.z_below)
-        if self.numpy:
-            return npk.project_pairs_w(x, self.f, self.d, self.w, self.z_above,
-                                       self.z_below, self._touched)
-        return project_pairs_w_subset(x, self.f, self.d, self.w, self.z_above,
-                                      self.z_below, self._touched)
+            return self.kernels.cc_pair_projections.project_pairs_w(
+                x, self.f, self.d, self.w, self.z_above, self.z_below)
+        return self.kernels.cc_pair_projections.project_pairs_w_subset(
+            x, self.f, self.d, self.w, self.z_above, self.z_below,
+            self._touched)
 
     def make_stop_rule(self, tol, gap_tol):
         """Veldt et al.'s rule: constraints within ``tol``, relative gap within ``gap_tol``.

@@ -12,31 +12,27 @@ On a sparse graph the variables are the stored entries, listed by
 import numpy as np
 from scipy import sparse
 
-from ..solvers import numpy_kernels as npk
-
-# numba kernels, loaded on first call (small problems run on numpy's)
-edges_to_matrix = npk.lazy_kernel("edges", "edges_to_matrix")
-matrix_to_edges = npk.lazy_kernel("edges", "matrix_to_edges")
+from .._backend import NUMBA
 
 __all__ = ["edge_matrix", "edge_vector", "sparse_edges"]
 
 
-def edge_vector(M, numpy=False):
+def edge_vector(M, kernels=NUMBA):
     """The upper triangle of the square matrix ``M`` as an edge vector.
 
-    ``numpy=True``: numpy's conversion (the numpy path of small problems,
-    :mod:`metric_estimators.solvers.numpy_kernels`; same values).
+    ``kernels``: those of the fit (:mod:`metric_estimators._backend`; both
+    give the same values).
     """
-    return (npk.matrix_to_edges if numpy else matrix_to_edges)(M)
+    return kernels.edges.matrix_to_edges(M)
 
 
-def edge_matrix(x, n, numpy=False):
+def edge_matrix(x, n, kernels=NUMBA):
     """The symmetric ``(n, n)`` matrix (zero diagonal) of the edge vector ``x``.
 
-    ``numpy=True``: numpy's conversion, as in :func:`edge_vector`.
+    ``kernels``: as in :func:`edge_vector`.
     """
     X = np.empty((n, n))
-    (npk.edges_to_matrix if numpy else edges_to_matrix)(x, n, X)
+    kernels.edges.edges_to_matrix(x, n, X)
     return X
 
 

@@ -17,10 +17,7 @@ fixed pass.
 
 import numpy as np
 
-from ..solvers import numpy_kernels as npk
-
-# the numba kernel, loaded on first call (small problems run on numpy's)
-project_nonnegative = npk.lazy_kernel("cycle_projections", "project_nonnegative")
+from .._backend import NUMBA
 
 __all__ = ["NearnessObjective", "kl_divergence"]
 
@@ -42,9 +39,9 @@ class NearnessObjective:
     kl : bool
         The generalised KL divergence (unweighted) instead of the weighted
         squared L2 distance.
-    numpy : bool, default=False
-        Run the ``x >= 0`` pass in numpy (the numpy path of small problems,
-        :mod:`metric_estimators.solvers.numpy_kernels`).
+    kernels : Kernels, default=NUMBA
+        The kernels of the fit (:mod:`metric_estimators._backend`) that run
+        the ``x >= 0`` pass.
 
     Attributes
     ----------
@@ -52,14 +49,13 @@ class NearnessObjective:
         ``1 / we``, the inverse weights of the Bregman projections.
     """
 
-    def __init__(self, d, we, kl, numpy=False):
+    def __init__(self, d, we, kl, kernels=NUMBA):
         self.d = d
         self.we = we
         self.kl = kl
         self.winv = 1.0 / we
         self._z_nonneg = np.zeros(d.size)
-        self._project = (npk.project_nonnegative if numpy
-                         else project_nonnegative)
+        self.kernels = kernels
 
     def __call__(self, x):
         """The objective at the edge vector ``x``."""
@@ -75,4 +71,5 @@ class NearnessObjective:
         shortest-path oracles (which need non-negative lengths) would not
         see why; projecting onto ``x >= 0`` too keeps them honest.
         """
-        return self._project(x, self.winv, self._z_nonneg)
+        return self.kernels.cycle_projections.project_nonnegative(
+            x, self.winv, self._z_nonneg)

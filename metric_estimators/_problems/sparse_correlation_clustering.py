@@ -7,9 +7,8 @@ correlation clustering lives on the edges only ::
     minimise  sum_e |a_e| |x_e - d_e|   (d_e = 0 if a_e > 0 else 1)
     s.t.      x_e <= sum_{f in P} x_f   for every edge e = uv and u-v path P
 
-(cycle inequalities, found by the bounded shortest-path oracle
-:class:`~metric_estimators.solvers.oracles.SparseShortestPathOracle` with
-``search="bounded"``), solved in Veldt et al.'s W-weighted regularised form
+(cycle inequalities, found by the shortest-path oracle
+:class:`~metric_estimators.solvers.oracles.SparseShortestPathOracle`), solved in Veldt et al.'s W-weighted regularised form
 by the same problem state as the dense path
 (:class:`~metric_estimators._problems.correlation_clustering.WeightedCorrelationLP`,
 on the edge vector) and the one driver.  It is the complete-graph LP with
@@ -29,14 +28,8 @@ only within balls (pivot rounding); the local search
 import numpy as np
 from scipy import sparse
 
-from ..solvers import numpy_kernels as npk
-from ..solvers import small_graphs
-from ..solvers.numpy_kernels import lazy_kernel
+from .._backend import NUMBA
 from .edges import sparse_edges
-
-# numba kernels, loaded on first call (not by the dense estimator's import)
-ball_pivot = lazy_kernel("sparse_graph", "ball_pivot")
-sparse_cost = lazy_kernel("correlation_clustering", "sparse_cost")
 
 __all__ = ["SparseSignedGraph", "sparse_clustering_cost",
            "sparse_pivot_rounding"]
@@ -104,7 +97,7 @@ def closure_on_edges(x, oracle):
     return oracle.closure(np.clip(x, 0.0, 1.0))
 
 
-def sparse_pivot_rounding(X, rng, rounding="probabilistic"):
+def sparse_pivot_rounding(X, rng, rounding="probabilistic", kernels=NUMBA):
     """LP-KwikCluster on a sparse LP solution ``X`` (edges: LP lengths).
 
     The LP distance of two nodes is their shortest-path distance in the
@@ -113,7 +106,8 @@ def sparse_pivot_rounding(X, rng, rounding="probabilistic"):
     distance ``< 1/2`` (``"threshold"``) or with probability ``1 -
     distance`` (``"probabilistic"``).  With ``"threshold"`` the labels are
     those of the dense rounding of the completed metric for the same
-    ``rng``.  ``O(n + |E|)`` memory.
+    ``rng``.  ``O(n + |E|)`` memory.  The ball pivot runs on ``kernels``,
+    those of the fit (:mod:`metric_estimators._backend`; the same labels).
     """
     n = X.shape[0]
     indptr, indices, lengths = _pattern(X)
@@ -122,20 +116,17 @@ def sparse_pivot_rounding(X, rng, rounding="probabilistic"):
     if rounding != "threshold":
         draw = getattr(rng, "integers", None) or rng.randint
         seed = int(draw(0, 2**31 - 1))
-    # small graphs: the pivot in Python (the same labels, nothing to compile)
-    pivot = (small_graphs.ball_pivot if npk.use_numpy_sparse_cc(n)
-             else ball_pivot)
-    return pivot(lengths, indptr, indices,
-                 np.arange(lengths.size, dtype=np.int64), order,
-                 rounding != "threshold", seed)
+    return kernels.sparse_graph.ball_pivot(
+        lengths, indptr, indices, np.arange(lengths.size, dtype=np.int64),
+        order, rounding != "threshold", seed)
 
 
-def sparse_clustering_cost(A, labels):
-    """Cost of ``labels`` counted over the stored edges of a sparse ``A`` (each once)."""
+def sparse_clustering_cost(A, labels, kernels=NUMBA):
+    """Cost of ``labels`` counted over the stored edges of a sparse ``A`` (each once).
+
+    On ``kernels``, those of the fit (the same bits on both).
+    """
     U = sparse.triu(sparse.csr_matrix(A, dtype=np.float64), k=1).tocoo()
     labels = np.ascontiguousarray(labels).astype(np.int64)
-    # small graphs: numpy's sum (the same bits), no kernel to compile
-    cost = (npk.sparse_cost if npk.use_numpy_sparse_cc(labels.size)
-            else sparse_cost)
-    return float(cost(U.row.astype(np.int64), U.col.astype(np.int64),
+    return float(kernels.correlation_clustering.sparse_cost(U.row.astype(np.int64), U.col.astype(np.int64),
                       np.asarray(U.data, dtype=np.float64), labels))

@@ -34,27 +34,6 @@ Two kinds of constraints:
 import numpy as np
 
 from .._backend import NUMBA
-from . import numpy_kernels as npk
-from .numpy_kernels import lazy_kernel
-
-# the numba kernels load on first call (small problems never call them)
-all_triangles = lazy_kernel("constraint_store", "all_triangles")
-append_triangles = lazy_kernel("constraint_store", "append_triangles")
-compact_in_place = lazy_kernel("constraint_store", "compact_in_place")
-compact_triangles = lazy_kernel("constraint_store", "compact_triangles")
-constraint_hashes = lazy_kernel("constraint_store", "constraint_hashes")
-table_delete = lazy_kernel("constraint_store", "table_delete")
-table_delete_triangles = lazy_kernel("constraint_store",
-                                     "table_delete_triangles")
-table_insert_new = lazy_kernel("constraint_store", "table_insert_new")
-table_insert_triangles = lazy_kernel("constraint_store",
-                                     "table_insert_triangles")
-project_paths_kl = lazy_kernel("cycle_projections", "project_paths_kl")
-project_paths_l2 = lazy_kernel("cycle_projections", "project_paths_l2")
-project_triangles_l2 = lazy_kernel("cycle_projections",
-                                   "project_triangles_l2")
-project_triangles_unit = lazy_kernel("cycle_projections",
-                                     "project_triangles_unit")
 
 __all__ = ["CycleConstraints", "LogDetPairConstraints"]
 
@@ -91,6 +70,13 @@ class CycleConstraints:
         ``sum_e x_e log(x_e / x0_e) - x_e + x0_e`` (unweighted, ``x > 0``;
         ``winv`` unused), whose projections onto cycle constraints are
         multiplicative and in closed form.
+    kernels : Kernels, default=NUMBA
+        The kernels the fit runs on (:func:`metric_estimators._backend.choose`):
+        the store, its hash table and the passes call
+        ``kernels.constraint_store`` and ``kernels.cycle_projections``.
+        On the numpy twins the table keeps the twin's own layout and a pass
+        projects batches of variable-disjoint constraints at once (same
+        fixed point; see :mod:`metric_estimators._kernels.numpy.cycle_projections`).
 
     Notes
     -----
@@ -98,22 +84,12 @@ class CycleConstraints:
     error of the pass, in the units of ``x``: a constraint with a positive
     dual that is not tight, or a violated one (see
     :func:`~metric_estimators._kernels.cycle_projections.project_paths_l2`).
-
-    With ``numpy = True`` (set by the driver on small problems) the set runs
-    on :mod:`metric_estimators.solvers.numpy_kernels` in the CSR form:
-    duplicates are found with ``np.isin`` on the same hashes (no hash
-    table), and a pass projects batches of constraints that share no
-    variable
-    (:func:`~metric_estimators.solvers.numpy_kernels.disjoint_batches`,
-    recomputed when the set changes).
     """
-
-    numpy = False
 
     #: the hash table is rebuilt larger before it gets fuller than this
     MAX_LOAD = 0.7
 
-    def __init__(self, x=None, winv=None, divergence="l2"):
+    def __init__(self, x=None, winv=None, divergence="l2", kernels=NUMBA):
         if divergence not in ("l2", "kl"):
             raise ValueError(
                 f"divergence must be 'l2' or 'kl', got {divergence!r}.")
@@ -121,6 +97,7 @@ class CycleConstraints:
         self.winv = (None if winv is None
                      else np.ascontiguousarray(winv, dtype=np.float64))
         self.divergence = divergence
+        self.kernels = kernels
         w = self.winv
         # the common value of winv if all weights are equal: a faster kernel
         # for triangles
@@ -148,7 +125,7 @@ class CycleConstraints:
     @property
     def _strided(self):
         """True while the store holds triangles with a fixed stride (no ptr, no hashes)."""
-        return self.triangles and not self.numpy and not self._csr
+        return self.triangles and not self._csr
 
     def _views(self):
         k, p = self._k, self._plen
@@ -167,7 +144,8 @@ class CycleConstraints:
     def hashes(self):
         """64-bit hash of each constraint (computed on request in the strided form)."""
         if self._strided:
-            return constraint_hashes(self.edge, self.ptr, self.path)
+            return self.kernels.constraint_store.constraint_hashes(
+                self.edge, self.ptr, self.path)
         return self._hashes[:self._k]
 
     def _to_csr(self):
@@ -175,8 +153,9 @@ class CycleConstraints:
         if self._strided:
             k = self._k
             self._ptr = np.arange(0, 2 * k + 1, 2, dtype=np.int64)
-            self._hashes = (constraint_hashes(self.edge, self._ptr, self.path)
-                            if k else np.empty(0, dtype=np.uint64))
+            self._hashes = (self.kernels.constraint_store.constraint_hashes(
+                self.edge, self._ptr, self.path)
+                if k else np.empty(0, dtype=np.uint64))
         self._csr = True
 
     @staticmethod
@@ -216,26 +195,26 @@ class CycleConstraints:
             size *= 2
         self._table = None  # free the old table before the new one
         self._table = np.zeros(size, dtype=np.uint64)
+        store = self.kernels.constraint_store
         if self._strided:
-            table_insert_triangles(self._table, self.edge, self.path)
+            store.table_insert_triangles(self._table, self.edge, self.path)
         else:
-            table_insert_new(self._table, self.hashes)
+            store.table_insert_new(self._table, self.hashes)
 
     def add(self, edge, ptr, path):
         """Append the constraints not already present; return how many."""
         if edge.size == 0:
             return 0
-        if self.numpy:
-            return self._add_numpy(edge, ptr, path)
-        if self._strided and all_triangles(ptr):
+        store = self.kernels.constraint_store
+        if self._strided and store.all_triangles(ptr):
             return self._add_triangles(edge, path)
-        h = constraint_hashes(edge, ptr, path)
+        h = store.constraint_hashes(edge, ptr, path)
         self._reserve_table(self._k + h.size)
-        keep = table_insert_new(self._table, h)
+        keep = store.table_insert_new(self._table, h)
         k = int(np.count_nonzero(keep))
         if k == 0:
             return 0
-        batch_triangles = bool(all_triangles(ptr))
+        batch_triangles = bool(store.all_triangles(ptr))
         if k < keep.size:
             if batch_triangles:
                 edge, path = edge[keep], path.reshape(-1, 2)[keep].ravel()
@@ -246,7 +225,7 @@ class CycleConstraints:
                 sel = np.repeat(keep, np.diff(ptr))
                 edge, path = edge[idx], path[sel]
                 ptr = np.concatenate(([0], np.cumsum(lens)))
-                batch_triangles = bool(all_triangles(ptr))
+                batch_triangles = bool(store.all_triangles(ptr))
             h = h[keep]
         del keep
         if self.triangles and not batch_triangles:
@@ -277,8 +256,9 @@ class CycleConstraints:
         The batch is hashed on the fly and its new triangles copied straight
         into the buffers: no hash array and no filtered copy of the batch.
         """
+        store = self.kernels.constraint_store
         self._reserve_table(self._k + edge.size)
-        keep = table_insert_triangles(self._table, edge, path)
+        keep = store.table_insert_triangles(self._table, edge, path)
         k = int(np.count_nonzero(keep))
         if k == 0:
             return 0
@@ -286,58 +266,27 @@ class CycleConstraints:
         self._edge = self._grown(self._edge, k0 + k)
         self._z = self._grown(self._z, k0 + k)
         self._path = self._grown(self._path, 2 * (k0 + k))
-        append_triangles(self._edge, self._path, self._z, k0, edge, path,
-                         keep)
+        store.append_triangles(self._edge, self._path, self._z, k0, edge,
+                               path, keep)
         self._k, self._plen = k0 + k, 2 * (k0 + k)
         self._views()
         return k
-
-    def _add_numpy(self, edge, ptr, path):
-        """:meth:`add` on the numpy path (no hash table)."""
-        h = npk.constraint_hashes(edge, ptr, path)
-        _, first = np.unique(h, return_index=True)
-        keep = np.zeros(h.size, dtype=bool)
-        keep[first] = True
-        keep &= ~np.isin(h, self.hashes)
-        if not keep.any():
-            return 0
-        lens = np.diff(ptr)
-        sel = np.repeat(keep, lens)
-        edge, path, h = edge[keep], path[sel], h[keep]
-        ptr = np.concatenate(([0], np.cumsum(lens[keep])))
-        self.triangles = self.triangles and bool(np.all(lens[keep] == 2))
-        k0, p0 = self._k, self._plen
-        self._edge = np.concatenate((self.edge, edge))
-        self._z = np.concatenate((self.z, np.zeros(edge.size)))
-        self._hashes = np.concatenate((self.hashes, h))
-        self._ptr = np.concatenate((self.ptr, ptr[1:] + p0))
-        self._path = np.concatenate((self.path, path.astype(np.int32)))
-        self._k, self._plen = k0 + edge.size, p0 + int(ptr[-1])
-        self._views()
-        self._batches = None
-        return int(edge.size)
 
     def forget(self):
         """Drop the constraints whose dual is zero; return how many."""
         keep = self.z > 0.0
         dropped = int(keep.size - np.count_nonzero(keep))
-        if dropped and self.numpy:
-            sel = np.repeat(keep, np.diff(self.ptr))
-            self._edge, self._z = self.edge[keep], self.z[keep]
-            self._hashes, self._path = self.hashes[keep], self.path[sel]
-            self._ptr = np.concatenate(
-                ([0], np.cumsum(np.diff(self.ptr)[keep]))).astype(np.int64)
-            self._k, self._plen = int(keep.sum()), int(sel.sum())
-            self._views()
-            self._batches = None
-        elif dropped and self._strided:
-            table_delete_triangles(self._table, self.edge, self.path, keep)
-            k = int(compact_triangles(self._edge, self._path, self._z, keep))
+        store = self.kernels.constraint_store
+        if dropped and self._strided:
+            store.table_delete_triangles(self._table, self.edge, self.path,
+                                         keep)
+            k = int(store.compact_triangles(self._edge, self._path, self._z,
+                                            keep))
             self._k, self._plen = k, 2 * k
             self._views()
         elif dropped:
-            table_delete(self._table, self.hashes, keep)
-            self._k, self._plen = compact_in_place(
+            store.table_delete(self._table, self.hashes, keep)
+            self._k, self._plen = store.compact_in_place(
                 self._edge, self._ptr, self._path, self._z, self._hashes,
                 keep)
             self._views()
@@ -346,40 +295,21 @@ class CycleConstraints:
     def project(self, start=0):
         """One Hildreth pass from constraint ``start``; return its residual."""
         x = self.x
-        if self.numpy:
-            return self._project_numpy(start)
+        passes = self.kernels.cycle_projections
         if self.divergence == "kl":
-            return project_paths_kl(x, self.edge, self.ptr, self.path, self.z,
+            return passes.project_paths_kl(x, self.edge, self.ptr, self.path, self.z,
                                     start, self.edge.size)
         if self.uniform is not None and self.triangles:
-            return project_triangles_unit(x, self.uniform, self.edge,
-                                          self.path, self.z, start,
-                                          self.edge.size)
+            return passes.project_triangles_unit(x, self.uniform, self.edge,
+                                                 self.path, self.z, start,
+                                                 self.edge.size)
         if self.triangles:
-            return project_triangles_l2(x, self.winv, self.edge, self.path,
-                                        self.z, start, self.edge.size)
-        return project_paths_l2(x, self.winv, self.edge, self.ptr, self.path,
-                                self.z, start, self.edge.size)
-
-    def _project_numpy(self, start):
-        """:meth:`project` on the numpy path: batches of variable-disjoint constraints."""
-        if start >= self._k:
-            return 0.0
-        if start == 0:
-            if getattr(self, "_batches", None) is None:
-                self._batches = npk.disjoint_batches(self.edge, self.ptr,
-                                                     self.path)
-            batches = self._batches
-        else:
-            ptr = self.ptr[start:] - self.ptr[start]
-            batches = [b + start for b in npk.disjoint_batches(
-                self.edge[start:], ptr, self.path[self.ptr[start]:])]
-        winv = self.winv
-        if winv is None and self.divergence != "kl":
-            winv = np.ones(self.x.size)
-        return npk.project_cycles(self.x, winv, self.edge, self.ptr,
-                                  self.path, self.z, batches,
-                                  kl=self.divergence == "kl")
+            return passes.project_triangles_l2(x, self.winv, self.edge,
+                                               self.path, self.z, start,
+                                               self.edge.size)
+        return passes.project_paths_l2(x, self.winv, self.edge, self.ptr,
+                                       self.path, self.z, start,
+                                       self.edge.size)
 
     def paths(self):
         """Return the list of (edge, path edges) pairs (for inspection and tests)."""

@@ -8,20 +8,16 @@
   for correlation clustering's weighted LP.
 
 See :mod:`metric_estimators.solvers.oracles` for the calling convention.
+Each oracle calls the kernels it is given (``kernels``, chosen once per fit
+by :func:`metric_estimators._backend.choose`): the numba kernels or their
+numpy twins.  The shortest-path search (``violated_paths``) and several
+triangles per edge (``violated_apexes``) have no twin: they always run on
+numba.
 """
 
 import numpy as np
 
-from .. import numpy_kernels as npk
-from ..numpy_kernels import lazy_kernel
-
-# the numba kernels load on first call (small problems never call them)
-edges_to_matrix = lazy_kernel("edges", "edges_to_matrix")
-short_edge_triangles = lazy_kernel("short_edge_triangles", "short_edge_triangles")
-apsp = lazy_kernel("shortest_paths", "apsp")
-violated_paths = lazy_kernel("shortest_paths", "violated_paths")
-violated_apexes = lazy_kernel("triangle_oracle", "violated_apexes")
-violated_triangles = lazy_kernel("triangle_oracle", "violated_triangles")
+from ..._backend import NUMBA
 
 __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
            "ShortEdgeTriangleOracle", "ORACLE_PASS_RATIO", "n_edges"]
@@ -52,12 +48,16 @@ class DenseShortestPathOracle:
         ``n (n - 1) / 2`` (see :func:`~metric_estimators._kernels.edges.edge_id`).
     edge_mask : bool ndarray of shape (n (n - 1) / 2,) or None
         Edges whose cycle inequalities are checked (all by default).
+    kernels : Kernels, default=NUMBA
+        The kernels of the fit (:mod:`metric_estimators._backend`).  The
+        shortest-path search has no twin: this oracle runs on numba.
     """
 
     supports_float32 = True
 
-    def __init__(self, n, edge_mask=None):
+    def __init__(self, n, edge_mask=None, kernels=NUMBA):
         self.n = int(n)
+        self.kernels = kernels
         m = n_edges(self.n)
         self.edge_mask = (
             np.ones(m, dtype=np.bool_) if edge_mask is None
@@ -95,13 +95,13 @@ class DenseShortestPathOracle:
         # lengths must be non-negative for shortest paths; negative entries
         # (transient in Hildreth's iterates) are reported as violations of
         # x >= 0 below, and projected by the problem's own constraints
-        edges_to_matrix(np.maximum(x, 0.0), n, X)
+        NUMBA.edges.edges_to_matrix(np.maximum(x, 0.0), n, X)
         dtype = np.float32 if precision == "float32" else np.float64
         D = self._buffer(dtype)
         np.maximum(X, 0.0, out=D, casting="unsafe")
-        apsp(D)
-        ce, ptr, path, maxv = violated_paths(X, D, n, threshold,
-                                             self.edge_mask)
+        NUMBA.shortest_paths.apsp(D)
+        ce, ptr, path, maxv = NUMBA.shortest_paths.violated_paths(
+            X, D, n, threshold, self.edge_mask)
         neg = float(-x.min()) if x.size else 0.0
         return ce, ptr, path, max(maxv, neg)
 
@@ -138,25 +138,19 @@ class DenseTriangleOracle(DenseShortestPathOracle):
         With ``apexes != 1``, only the edges whose violation exceeds this
         fraction of the call's largest one get several triangles; the others
         get their most violated one.
+    kernels : Kernels, default=NUMBA
+        The kernels of the fit (:mod:`metric_estimators._backend`): the
+        edge conversion and the search (``apexes == 1``).  Several
+        triangles per edge (``apexes != 1``) have no twin and always run
+        on numba.
     """
 
     def __init__(self, n, edge_mask=None, apexes=1, apex_rel=0.0,
-                 apex_depth=0.0):
-        super().__init__(n, edge_mask)
+                 apex_depth=0.0, kernels=NUMBA):
+        super().__init__(n, edge_mask, kernels)
         self.apexes = int(apexes)
         self.apex_rel = float(apex_rel)
         self.apex_depth = float(apex_depth)
-
-    #: set by the driver: run on the numpy path (:mod:`~metric_estimators.solvers.numpy_kernels`)
-    numpy = False
-
-    def numpy_size(self):
-        """``("cycles", number of nodes)`` (see :func:`~metric_estimators.solvers.numpy_kernels.use_numpy`).
-
-        Several triangles per edge (``apexes != 1``) have no numpy path:
-        ``("cycles_apexes", n)``, which the numpy path does not take.
-        """
-        return ("cycles" if self.apexes == 1 else "cycles_apexes"), self.n
 
     def __call__(self, x, threshold, active=None, precision="float64"):
         """Return the most violated triangle of each edge violated beyond ``threshold``.
@@ -171,13 +165,8 @@ class DenseTriangleOracle(DenseShortestPathOracle):
             return (np.empty(0, np.int64), np.zeros(1, np.int64),
                     np.empty(0, np.int32), 0.0)
         X = self._X
-        if self.numpy:
-            npk.edges_to_matrix(np.maximum(x, 0.0), n, X)
-            ce, ptr, path, maxv = npk.violated_triangles(X, n, threshold,
-                                                         self.edge_mask)
-            neg = float(-x.min()) if x.size else 0.0
-            return ce, ptr, path, max(maxv, neg)
-        edges_to_matrix(np.maximum(x, 0.0), n, X)
+        kernels = self.kernels if self.apexes == 1 else NUMBA
+        kernels.edges.edges_to_matrix(np.maximum(x, 0.0), n, X)
         dtype = np.float32 if precision == "float32" else np.float64
         M = self._buffer(dtype)
         mscale = 1.0
@@ -198,10 +187,10 @@ class DenseTriangleOracle(DenseShortestPathOracle):
         if getattr(self, "_W", None) is None:
             self._W = np.empty((n, n), dtype=np.int32)
         if self.apexes == 1:
-            ce, ptr, path, maxv = violated_triangles(
+            ce, ptr, path, maxv = kernels.triangle_oracle.violated_triangles(
                 X, Xp, M, self._W, n, threshold, self.edge_mask, mscale)
         else:
-            ce, ptr, path, maxv = violated_apexes(
+            ce, ptr, path, maxv = NUMBA.triangle_oracle.violated_apexes(
                 X, Xp, M, self._W, n, threshold, self.edge_mask, mscale,
                 cap=self.apexes, rel=self.apex_rel, depth=self.apex_depth)
         neg = float(-x.min()) if x.size else 0.0
@@ -233,6 +222,10 @@ class ShortEdgeTriangleOracle:
         6-13 % of the pairs are short, independently of ``n``; see
         ``benchmarks/results/crossovers.md``, ``python
         benchmarks/bench_crossovers.py --studies triangle --threads 1``).
+    kernels : Kernels, default=NUMBA
+        The kernels of the fit (:mod:`metric_estimators._backend`), for
+        both searches (the twin of the short-edge search is the dense one:
+        :mod:`metric_estimators._kernels.numpy.short_edge_triangles`).
 
     Attributes
     ----------
@@ -244,8 +237,9 @@ class ShortEdgeTriangleOracle:
 
     supports_float32 = True
 
-    def __init__(self, n, dense_fraction=0.1):
+    def __init__(self, n, dense_fraction=0.1, kernels=NUMBA):
         self.n = int(n)
+        self.kernels = kernels
         self.dense_fraction = float(dense_fraction)
         self._dense = None
         self.n_short_ = -1
@@ -262,31 +256,17 @@ class ShortEdgeTriangleOracle:
         cut = max(level - threshold, 0.5 * (xmax - threshold))
         return float(np.count_nonzero(xp < cut)) / x.size
 
-    #: set by the driver: run on the numpy path (:mod:`~metric_estimators.solvers.numpy_kernels`:
-    #: the dense search, exact, on the whole matrix)
-    numpy = False
-
-    def numpy_size(self):
-        """``("correlation_clustering", number of nodes)`` (see :func:`~metric_estimators.solvers.numpy_kernels.use_numpy`)."""
-        return "correlation_clustering", self.n
-
     def __call__(self, x, threshold, active=None, precision="float64"):
         """Return ``(cons_edge, ptr, path, max_violation)`` as the dense oracle."""
-        if self.numpy:
-            if self._dense is None:
-                self._dense = DenseTriangleOracle(self.n)
-                self._dense.numpy = True
-            self.n_short_ = -1
-            self.n_dense_calls_ += 1
-            return self._dense(x, threshold, active, precision=precision)
         if self.n >= 3 and self.short_fraction(x, threshold) > self.dense_fraction:
             if self._dense is None:
-                self._dense = DenseTriangleOracle(self.n)
+                self._dense = DenseTriangleOracle(self.n,
+                                                  kernels=self.kernels)
             self.n_short_ = -1
             self.n_dense_calls_ += 1
             return self._dense(x, threshold, active, precision=precision)
-        ce, ptr, path, maxv, n_short = short_edge_triangles(x, self.n,
-                                                            threshold)
+        search = self.kernels.short_edge_triangles.short_edge_triangles
+        ce, ptr, path, maxv, n_short = search(x, self.n, threshold)
         self.n_short_ = int(n_short)
         self.n_short_calls_ += 1
         neg = float(-x.min()) if x.size else 0.0

@@ -15,16 +15,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from .. import small_graphs
-from ..numpy_kernels import lazy_kernel
-
-# the numba kernels load on first call (not by the import of the dense oracles)
-paths_from_predecessors = lazy_kernel("shortest_paths", "paths_from_predecessors")
-bounded_violated_cycles = lazy_kernel("sparse_graph", "bounded_violated_cycles")
-graph_closure = lazy_kernel("sparse_graph", "graph_closure")
-component_violated_cycles = lazy_kernel("sparse_graph",
-                                        "component_violated_cycles")
-short_edge_forest = lazy_kernel("sparse_graph", "short_edge_forest")
+from ..._backend import NUMBA
 
 #: oracle calls over which ``stall_objective`` is compared
 STALL_WINDOW = 5
@@ -38,15 +29,16 @@ class _SparseGraph:
 
     ``rows[e] < cols[e]`` are the edges; ``indptr``, ``indices`` are the
     symmetric CSR pattern and ``eid`` the edge id of each stored entry.
-    ``search`` and ``engine`` are how :func:`_search_sources` searches (see
-    :class:`SparseShortestPathOracle`).
+    ``search`` and ``kernels`` are how :func:`_search_sources` searches (see
+    :class:`SparseShortestPathOracle`); the kernels pickle as themselves,
+    so a Dask worker runs the searches on the same path.
     """
 
-    def __init__(self, n, rows, cols, search="full", engine="numba",
+    def __init__(self, n, rows, cols, search="full", kernels=NUMBA,
                  component_eps=0.0):
         self.n = int(n)
         self.search = search
-        self.engine = engine
+        self.kernels = kernels
         self.component_eps = float(component_eps)
         self.rows = np.ascontiguousarray(rows, dtype=np.int64)
         self.cols = np.ascontiguousarray(cols, dtype=np.int64)
@@ -81,22 +73,21 @@ def _search_sources(graph, x, s0, s1, threshold, chunk, cap=0):
     per source stopped at the radius ``max_{v > u} x_uv``
     (:func:`~metric_estimators._kernels.sparse_graph.bounded_violated_cycles`,
     memory ``O(n + m)``, ``chunk`` unused), settling at most ``cap`` nodes
-    per source if ``cap > 0``.
+    per source if ``cap > 0``; on ``graph.kernels`` (the numpy twin of that
+    search: :mod:`metric_estimators._kernels.numpy.sparse_graph`, the same
+    bits).  The other two searches run on numba.
     """
     n = graph.n
     if getattr(graph, "search", "full") == "components":
         # the components rooted (smallest node) in [s0, s1)
-        return component_violated_cycles(
+        return NUMBA.sparse_graph.component_violated_cycles(
             x, graph.indptr, graph.indices, graph.eid,
             float(graph.component_eps), float(threshold), int(cap), int(s0),
             int(s1))
     if getattr(graph, "search", "full") == "bounded":
-        search = (small_graphs.bounded_violated_cycles
-                  if getattr(graph, "engine", "numba") == "python"
-                  else bounded_violated_cycles)
-        return search(x, graph.indptr, graph.indices,
-                                       graph.eid, int(s0), int(s1),
-                                       float(threshold), int(cap))
+        search = graph.kernels.sparse_graph.bounded_violated_cycles
+        return search(x, graph.indptr, graph.indices, graph.eid, int(s0),
+                      int(s1), float(threshold), int(cap))
     # explicit tiny lengths instead of zeros, which csgraph could drop
     lengths = np.maximum(np.maximum(x, 0.0)[graph.eid], 1e-300)
     G = sparse.csr_matrix((lengths, graph.indices, graph.indptr),
@@ -106,7 +97,7 @@ def _search_sources(graph, x, s0, s1, threshold, chunk, cap=0):
         src = np.arange(c0, min(s1, c0 + chunk))
         dist, pred = csgraph.dijkstra(G, directed=False, indices=src,
                                       return_predecessors=True)
-        parts.append(paths_from_predecessors(
+        parts.append(NUMBA.shortest_paths.paths_from_predecessors(
             x, graph.rows, graph.cols, src.astype(np.int64), dist,
             pred.astype(np.int64), graph.indptr, graph.indices, graph.eid,
             threshold,
@@ -131,6 +122,16 @@ def _merge(parts):
                 np.empty(0, np.int32), maxv)
     return (np.concatenate(ces), np.concatenate(ptrs), np.concatenate(paths),
             maxv)
+
+
+def _threads(kernels):
+    """Threads of the in-process searches on ``kernels``.
+
+    numba's thread count for the kernels; one for the numpy twins (plain
+    Python, which holds the GIL: threads would not run them at once, and
+    asking numba would import it).
+    """
+    return 1 if kernels.numpy else _bounded_threads()
 
 
 def _bounded_threads():
@@ -172,7 +173,7 @@ def _component_blocks(graph, x, parts):
     n = graph.n
     if parts <= 1 or n == 0:
         return [(0, n)]
-    _, order, cptr, _, _, _ = short_edge_forest(
+    _, order, cptr, _, _, _ = NUMBA.sparse_graph.short_edge_forest(
         x, graph.indptr, graph.indices, graph.eid, float(graph.component_eps))
     roots = order[cptr[:-1]]
     cut = np.searchsorted(cptr[1:], np.arange(1, parts) * (n / parts))
@@ -206,14 +207,13 @@ class InProcessExecutor:
         order, so they do not depend on the number of threads.
         """
         graph = self._graph
-        threads = _bounded_threads()
+        threads = _threads(graph.kernels)
         if getattr(graph, "search", "full") == "components":
             # blocks of components (see SparseShortestPathOracle._blocks)
             return [_merge(_map_threads(
                 lambda a, b: _search_sources(graph, x, a, b, threshold,
                                              chunk, cap), blocks, threads))]
         if (getattr(graph, "search", "full") == "bounded" and threads > 1
-                and getattr(graph, "engine", "numba") == "numba"
                 and graph.rows.size):
             sub = [b for s0, s1 in blocks
                    for b in _owned_edge_blocks(graph.rows, s0, s1, threads)]
@@ -364,11 +364,12 @@ class SparseShortestPathOracle:
         low-yield too (``growth`` decides what follows).
     stall_rtol : float, default=1e-3
         See ``stall_objective``.
-    engine : {"numba", "python"}, default="numba"
-        With ``search="bounded"``: ``"python"`` runs the searches in the
-        interpreter (:func:`metric_estimators.solvers.small_graphs.bounded_violated_cycles`,
-        the same bits, no kernel to compile: small graphs), ``"numba"`` in
-        the kernel.  ``search="components"`` runs in numba only.
+    kernels : Kernels, default=NUMBA
+        The kernels of the fit (:mod:`metric_estimators._backend`): with
+        ``search="bounded"`` the searches and :meth:`closure` run on them
+        (the numpy twins are plain Python, the same bits, nothing to
+        compile: small graphs).  ``search="full"`` and ``"components"``
+        have no twin: they need the numba kernels.
     component_eps : float, default=0.0
         With ``search="components"``: the edges of length ``max(x_e, 0) <=
         component_eps`` form the components.  The returned violations are
@@ -381,23 +382,21 @@ class SparseShortestPathOracle:
     supports_float32 = False
 
     def __init__(self, n, rows, cols, chunk=256, client=None, search="full",
-                 cap=0, switch=0.01, growth=0, engine="numba",
+                 cap=0, switch=0.01, growth=0, kernels=NUMBA,
                  component_eps=0.0, stall_objective=None, stall_rtol=1e-3):
         if search not in ("full", "bounded", "components"):
             raise ValueError(f"search must be 'full', 'bounded' or "
                              f"'components', got {search!r}.")
-        if engine not in ("numba", "python"):
-            raise ValueError(f"engine must be 'numba' or 'python', got "
-                             f"{engine!r}.")
-        if search == "components" and engine != "numba":
-            raise ValueError("search='components' has no 'python' engine: "
-                             "use engine='numba'.")
+        if search != "bounded" and kernels is not NUMBA:
+            raise ValueError(f"search={search!r} has no numpy twin: use "
+                             "search='bounded' or the numba kernels.")
         component_eps = float(component_eps)
         if not np.isfinite(component_eps) or component_eps < 0.0:
             raise ValueError(f"component_eps must be a finite number >= 0, "
                              f"got {component_eps!r}.")
         executor = make_executor(client)
-        self.graph = _SparseGraph(n, rows, cols, search=search, engine=engine,
+        self.graph = _SparseGraph(n, rows, cols, search=search,
+                                  kernels=kernels,
                                   component_eps=component_eps)
         self.component_eps = component_eps
         self.cap = int(cap) if search in ("bounded", "components") else 0
@@ -466,9 +465,10 @@ class SparseShortestPathOracle:
         g = self.graph
         x = np.ascontiguousarray(lengths, dtype=np.float64)
         y = x.copy()
-        threads = _bounded_threads()
-        _map_threads(lambda a, b: graph_closure(x, g.indptr, g.indices,
-                                                g.eid, a, b, y),
+        threads = _threads(g.kernels)
+        closure = g.kernels.sparse_graph.graph_closure
+        _map_threads(lambda a, b: closure(x, g.indptr, g.indices, g.eid, a,
+                                          b, y),
                      _owned_edge_blocks(g.rows, 0, g.n, threads), threads)
         return y
 

@@ -1,13 +1,12 @@
-"""The bounded searches of small sparse graphs in plain Python, without numba.
+"""numpy twin of :mod:`metric_estimators._kernels.sparse_graph`: the bounded searches, in Python.
 
-Twins of the two kernels of :mod:`metric_estimators._kernels.sparse_graph`
-that a sparse correlation-clustering fit calls on every problem size: the
-cycle oracle (:func:`bounded_violated_cycles`) and the rounding's ball pivot
-(:func:`ball_pivot`).  On a graph of a few hundred nodes they take
-milliseconds per call in the interpreter, against seconds of CPU to compile
-the kernels on an empty numba cache, so graphs of at most
-:data:`~metric_estimators.solvers.numpy_kernels.CC_SPARSE_NUMPY_MAX_NODES`
-nodes use them (see there for the measurements).
+Twins of the kernels that the per-node searches of a sparse graph call: the
+cycle oracle (:func:`bounded_violated_cycles`), the closure on the edges
+(:func:`graph_closure`) and the rounding's ball pivot (:func:`ball_pivot`).
+A Dijkstra does not vectorise, so these are plain Python over lists; on a
+graph of a few hundred nodes a call takes milliseconds in the interpreter.
+The searches by components (``component_violated_cycles``,
+``short_edge_forest``) have no twin.
 
 They return the kernels' results bit for bit: the same Dijkstra (one search
 per source over Python lists, a :mod:`heapq` of ``(distance, hops, node)``
@@ -24,7 +23,7 @@ import heapq
 
 import numpy as np
 
-__all__ = ["ball_pivot", "bounded_violated_cycles"]
+__all__ = ["ball_pivot", "bounded_violated_cycles", "graph_closure"]
 
 _INF = float("inf")
 
@@ -131,7 +130,7 @@ class _Search:
 
 
 def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold, cap=0):
-    """:func:`metric_estimators._kernels.sparse_graph.bounded_violated_cycles` in Python.
+    """Violated cycle inequalities of the edges ``(u, v)``, ``s0 <= u < v``.
 
     Same arguments and returns ``(cons_edge, ptr, path, max_violation)``
     (int64, int64, int32 arrays and a float), the same bits.
@@ -170,8 +169,27 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold, cap=0):
             np.array(path, dtype=np.int32), maxv)
 
 
+def graph_closure(x, indptr, indices, eid, s0, s1, y):
+    """``y_e = min(x_e, dist(u, v))`` for the edges ``(u, v)``, ``s0 <= u < v``.
+
+    ``x >= 0`` (the lengths) and ``y`` holding ``x`` on entry, as the
+    kernel; the searches of :func:`bounded_violated_cycles` at threshold 0.
+    """
+    g = _Search(indptr, indices, eid)
+    xs = x.tolist()
+    ind, ids, dist, done = g.indices, g.eid, g.dist, g.done
+    for s in range(int(s0), int(s1)):
+        touched, _ = g.run(s, xs, 0.0, 0.0, xs, 0)
+        stamp = s + 1
+        for k in range(g.indptr[s], g.indptr[s + 1]):
+            v = ind[k]
+            if v > s and done[v] == stamp and dist[v] < y[ids[k]]:
+                y[ids[k]] = dist[v]
+        g.reset(touched)
+
+
 def ball_pivot(x, indptr, indices, eid, order, probabilistic, seed):
-    """:func:`metric_estimators._kernels.sparse_graph.ball_pivot` in Python (the same labels)."""
+    """LP-KwikCluster on the shortest-path completion of ``x``: the pivot's ball (the kernel's labels)."""
     g = _Search(indptr, indices, eid)
     length = np.minimum(np.maximum(x, 0.0), 1.0).tolist()
     random = np.random.RandomState(seed).random_sample if probabilistic else None
