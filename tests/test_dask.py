@@ -28,7 +28,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
-from metric_estimators import LMNN, ITML_Supervised
+from metric_estimators import LMNN, ITML_Supervised, _backend
 
 distributed = pytest.importorskip("distributed")
 
@@ -72,8 +72,8 @@ CASES = {
         {"ml__n_neighbors": [1, 3], "knn__n_neighbors": [1, 7]},
     ),
     "ITML_Supervised": (
-        # over 2,000 listed pairs per fit (solvers.numpy_kernels'
-        # LOGDET_NUMPY_MAX_LISTED), so the workers run the numba kernels
+        # the numba kernels forced, here and in the workers (the test
+        # session pins the numpy twins)
         "metric_estimators._kernels.bregman",
         lambda: ITML_Supervised(n_constraints=1500, max_iter=50, random_state=0),
         {"ml__gamma": [0.1, 10.0], "knn__n_neighbors": [1, 7]},
@@ -95,16 +95,22 @@ def _search(learner, grid):
 def test_grid_search_on_dask_matches_local(client, data, name):
     module, make, grid = CASES[name]
     X, y = data
+    mode = "numba" if module == "metric_estimators._kernels.bregman" else _backend.mode()
 
     # local run first: it also writes the numba cache the workers load from
     local = _search(make(), grid)
-    with parallel_backend("sequential"):
+    with parallel_backend("sequential"), _backend.use(mode):
         local.fit(X, y)
 
     before = client.run(_kernel_signatures, module)
     remote = _search(make(), grid)
-    with parallel_backend("dask"):
-        remote.fit(X, y)
+    worker_modes = client.run(_backend.mode, mode)
+    try:
+        with parallel_backend("dask"), _backend.use(mode):
+            remote.fit(X, y)
+    finally:
+        for worker, old in worker_modes.items():
+            client.run(_backend.mode, old, workers=[worker])
     after = client.run(_kernel_signatures, module)
 
     assert remote.best_params_ == local.best_params_
