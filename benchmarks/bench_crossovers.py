@@ -10,9 +10,10 @@ Three studies, one fresh process per measurement
 ``lmnn``
     numba's start-up for an LMNN fit (3 fresh processes) against the warm fit
     time with the numpy and the numba kernels: the basis of
-    ``NUMPY_MAX_SAMPLES`` (``metric_estimators/_problems/neighbours.py``).
+    the lmnn family's limits (``metric_estimators/_backend.py``).
 ``lsml``
-    the same for LSML's evaluation (``metric_estimators/_problems/lsml.py``).
+    the same for LSML's evaluation (the kernels of
+    ``metric_estimators/_kernels/lsml.py`` and their numpy twins).
 ``triangle``
     the short-edge triangle search against the dense oracle on iterates with
     a growing fraction of short pairs (``--triangle-n`` nodes): the basis of

@@ -279,6 +279,25 @@ def _threshold_cases():
     for n in (200, 500, 1000):
         X, y = make_ordinal(n_samples=n, n_informative=3, n_noise=2, n_levels=5, random_state=0)
         yield "LODML", f"ordinal {n} x 5", lambda: me.LODML(random_state=0), (X, y)
+    # the gradient-based learners' families (lmnn, mlkr, scml, ordinal, lsml):
+    # the first-contact data sets and larger ones, at the default settings
+    Xd, yd = std(load_digits)
+    Xb, yb = std(load_breast_cancer)
+    for label, (X, y) in (("breast_cancer", (Xb, yb)), ("digits[:1000]", (Xd[:1000], yd[:1000])),
+                          ("digits", (Xd, yd))):
+        yield "LMNN", label, lambda: me.LMNN(random_state=0), (X, y)
+        yield "SCML_Supervised", label, lambda: me.SCML_Supervised(random_state=0), (X, y)
+        yield "LSML_Supervised", label, lambda: me.LSML_Supervised(random_state=0), (X, y)
+    Xs, t = std(load_diabetes)
+    levels = np.searchsorted(np.quantile(t, [0.2, 0.4, 0.6, 0.8]), t)
+    yield "MLKR", "diabetes (standardised)", lambda: me.MLKR(random_state=0), (Xs, t)
+    for n in (1000, 2000):
+        yield ("MLKR", f"{n} points of diabetes, max_iter=100",
+               lambda: me.MLKR(random_state=0, max_iter=100), diabetes(n))
+    yield "LODML", "diabetes, 5 levels", lambda: me.LODML(random_state=0), (Xs, levels)
+    for n in (2000, 5000):
+        X, y = make_ordinal(n_samples=n, n_informative=3, n_noise=2, n_levels=5, random_state=0)
+        yield "LODML", f"ordinal {n} x 5", lambda: me.LODML(random_state=0), (X, y)
 
 
 def measure_thresholds(only=None):

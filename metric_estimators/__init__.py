@@ -3,13 +3,10 @@
 The estimators are imported on first access (PEP 562 module ``__getattr__``):
 ``import metric_estimators`` loads neither numba nor any kernel, and
 ``from metric_estimators import LMNN`` loads only LMNN's module, whose numba
-kernels load from the cache when a problem first needs them (problems of at
-most ``_problems.neighbours.NUMPY_MAX_SAMPLES`` points run in numpy and never
-load numba).  ``python -m
+kernels load from the cache when a problem first needs them.  ``python -m
 metric_estimators.warmup`` compiles every kernel into numba's on-disk cache.
-Small problems of ITML, ProjectAndForget, MetricNearness and
-CorrelationClustering run in numpy while the kernels they need are not
-compiled, and on the kernels once they are
+Problems within their family's limits run on the kernels' numpy twins while
+the kernels they need are not compiled, and on the kernels once they are
 (:func:`metric_estimators._backend.choose`).
 """
 

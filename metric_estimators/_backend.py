@@ -174,6 +174,46 @@ FAMILIES = {
          "sparse_graph.component_violated_cycles",
          "sparse_graph.short_edge_forest", "sparse_graph._tree_path"),
         _RESULTS + "numpy_paths_threshold.md"),
+    # The gradient-based learners.  Their warm fits on the twins cost less
+    # than, or a second more than, on the kernels up to the limits, where
+    # compiling a family costs seconds (numpy_paths_threshold_gradient.md:
+    # warm fits by size; gradient_first_contact.md: first fits on an empty
+    # cache, each path forced).
+    # The exact k-NN search alone (OMDML, knn_triplets): (reference points,)
+    "neighbours": Family(
+        "points", (5_000,),
+        ("neighbours.rank_candidates",),
+        _RESULTS + "numpy_paths_threshold_gradient.md"),
+    # LMNN (its target neighbours included): (samples, features)
+    "lmnn": Family(
+        "samples, features", (2_000, 64),
+        ("lmnn.laplacian_product", "lmnn.near_pairs", "lmnn.pairs_within",
+         "lmnn.point_hashes", "lmnn.target_sqdist", "lmnn.threshold_block",
+         "lmnn.triplet_loss_weights", "neighbours.rank_candidates"),
+        _RESULTS + "numpy_paths_threshold_gradient.md"),
+    # MLKR: (samples,)
+    "mlkr": Family(
+        "samples", (2_000,),
+        ("mlkr.mlkr_block",),
+        _RESULTS + "numpy_paths_threshold_gradient.md"),
+    # SCML and SCML_Supervised (its k-NN triplets included): (points, features)
+    "scml": Family(
+        "points, features", (2_000, 64),
+        ("neighbours.rank_candidates", "scml._hinge", "scml.triplet_batch_gradient",
+         "scml.triplet_hinges", "stochastic.adagrad_rda_update"),
+        _RESULTS + "numpy_paths_threshold_gradient.md"),
+    # LODML (its k-NN graph included): (samples, features)
+    "ordinal": Family(
+        "samples, features", (5_000, 64),
+        ("neighbours.rank_candidates", "ordinal.triplet_hinge"),
+        _RESULTS + "numpy_paths_threshold_gradient.md"),
+    # LSML and LSML_Supervised: (quadruplets, features); per evaluation the
+    # twins cost about the kernels' from 500 to 10,000 quadruplets and 13 to
+    # 64 features (crossovers.md, study lsml)
+    "lsml": Family(
+        "quadruplets, features", (10_000, 64),
+        ("lsml._quad_form", "lsml.quadruplet_gradient", "lsml.quadruplet_residuals"),
+        _RESULTS + "numpy_paths_threshold_gradient.md"),
 }
 
 _NUMPY_PACKAGE = "metric_estimators._kernels.numpy"

@@ -197,7 +197,7 @@ def pairs_from_labels(y, n_constraints, *, random_state=None):
     return pairs, labels
 
 
-def knn_triplets(X, y, k_genuine=3, k_impostor=10):
+def knn_triplets(X, y, k_genuine=3, k_impostor=10, *, kernels=None):
     """Triplets ``(i, j, l)``: j among i's k_genuine nearest same-class points,
     l among i's k_impostor nearest other-class points (Euclidean).
 
@@ -215,6 +215,9 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
         Same-class neighbours per point (fewer in small classes).
     k_impostor : int, default=10
         Other-class neighbours per point.
+    kernels : Kernels or None, default=None
+        A fit's kernels (:func:`metric_estimators._backend.choose`) for the
+        searches; None: the backend's choice.
 
     Returns
     -------
@@ -227,7 +230,7 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
     # the numba k-NN kernels load on first use, not when the package is imported
     from ._problems.neighbours import nearest, nearest_in_groups
 
-    genuine = nearest_in_groups(X, y_idx, k_genuine)
+    genuine = nearest_in_groups(X, y_idx, k_genuine, kernels=kernels)
     out = []
     for c in range(classes.size):
         same = np.flatnonzero(y_idx == c)
@@ -236,7 +239,7 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10):
         ki = min(k_impostor, diff.size)
         if kg < 1 or ki < 1:
             continue
-        imp = diff[nearest(X[same], X[diff], ki)]
+        imp = diff[nearest(X[same], X[diff], ki, kernels=kernels)]
         i = np.repeat(same, kg * ki)
         j = np.repeat(genuine[same, :kg], ki, axis=1).ravel()
         l_ = np.tile(imp, (1, kg)).ravel()
@@ -385,7 +388,7 @@ class Constraints:
             used[c] += 1
         return out
 
-    def generate_knntriplets(self, X, k_genuine, k_impostor):
+    def generate_knntriplets(self, X, k_genuine, k_impostor, *, kernels=None):
         """Nearest-neighbour triplets among the known points, see :func:`knn_triplets`.
 
         A class too small for ``k_genuine`` same-class neighbours, or with
@@ -400,6 +403,8 @@ class Constraints:
             Same-class neighbours per point.
         k_impostor : int
             Other-class neighbours per point.
+        kernels : Kernels or None, default=None
+            See :func:`knn_triplets`.
 
         Returns
         -------
@@ -425,7 +430,7 @@ class Constraints:
                     f"Class {for_message(c)!r} has {y.size - n_c} points of other classes: "
                     f"too few for k_impostor={k_impostor}; using "
                     f"{y.size - n_c}.", UserWarning, stacklevel=2)
-        triplets = knn_triplets(X[self.known_], y, k_genuine, k_impostor)
+        triplets = knn_triplets(X[self.known_], y, k_genuine, k_impostor, kernels=kernels)
         return self.known_[triplets]
 
 

@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from . import _backend
 from ._linalg import initialize_components, power_of_two_scale
 from ._problems.lmnn import (
     ImpostorSet,
@@ -350,21 +351,22 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         # are busy (grid searches, shared machines), spinning threads make
         # them several times slower; large problems keep the default pool.
         blas_work = X.shape[0] * X.shape[1] * L0.shape[0]
+        kernels = _backend.choose("lmnn", *X.shape)
         with one_blas_thread(blas_work, upper=_SMALL_BLAS):
             targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
-                                            progress=report.progress)
+                                            progress=report.progress, kernels=kernels)
         report.phase(f"target neighbours: {params['n_neighbors']} per point")
         cap, budget = impostor_budget(self.max_impostors,
                                       params["impostor_memory"], X)
         impostors = ImpostorSet(
-            y_idx, (targets >= 0).any(axis=1), cap,
+            y_idx, (targets >= 0).any(axis=1), cap, kernels,
             seed=rng.randint(np.iinfo(np.int32).max), log=report.phase,
             progress=report.progress, threads=search_threads(),
         )
         impostors.budget = budget
         if self.solver == "sgd":
             objective = SampledLMNNObjective(
-                X, targets, y_idx, self.regularization, L0.shape[0])
+                X, targets, y_idx, self.regularization, L0.shape[0], kernels)
             objective.rng = rng  # batches and reference samples
         else:
             objective = LMNNObjective(

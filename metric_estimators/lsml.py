@@ -37,6 +37,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from . import _backend
 from ._docstrings import fill_doc
 from ._problems.logdet import prior_matrix
 from ._problems.lsml import QuadrupletResidualProblem, check_quadruplet_weights
@@ -89,7 +90,8 @@ class _BaseLSML(MahalanobisMixin, BaseEstimator):
         M0 = prior_matrix(prior, points, n_features, rng)
         w = check_quadruplet_weights(weights, V.shape[0])
         report.phase(f"{V.shape[0]} quadruplets, {n_features} features")
-        problem = QuadrupletResidualProblem(V, U, w, M0)
+        problem = QuadrupletResidualProblem(V, U, w, M0,
+                                            _backend.choose("lsml", *V.shape))
         # small dense matrices (Cholesky, inverse of d x d): one BLAS thread;
         # spinning threads make them many times slower on a busy machine
         blas = (one_blas_thread(V.shape[0] * n_features ** 2)

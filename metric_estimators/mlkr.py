@@ -17,6 +17,7 @@ from sklearn.decomposition import PCA
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from . import _backend
 from ._linalg import initialize_components
 from ._problems.mlkr import MLKRObjective
 from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
@@ -165,7 +166,8 @@ class MLKR(MahalanobisMixin, TransformerMixin, BaseEstimator):
             )
         rng = check_random_state(self.random_state)
         L0 = self._initial_components(X, rng)
-        objective = MLKRObjective(X, y, L0.shape[0])
+        objective = MLKRObjective(X, y, L0.shape[0],
+                                  _backend.choose("mlkr", n_samples))
         report.phase(f"{n_samples} points, {n_features} features, "
                      f"{L0.shape[0]} components")
 

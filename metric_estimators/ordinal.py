@@ -28,6 +28,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from . import _backend
 from ._linalg import power_of_two_scale
 from ._problems.label_mds import classical_mds, label_embedding, ordinal_triplets
 from ._problems.ordinal import LODMLProblem, OMDMLProblem
@@ -212,7 +213,8 @@ class OMDML(MahalanobisMixin, TransformerMixin, BaseEstimator):
                 UserWarning,
             )
         problem = OMDMLProblem(X, level_idx, T, self.n_neighbors,
-                               self.local_graph, self.local_weight, self.ridge)
+                               self.local_graph, self.local_weight, self.ridge,
+                               _backend.choose("neighbours", X.shape[0]))
         solver = self.solver
         if solver == "cholesky" or (solver == "auto" and d <= 2000):
             L = np.ascontiguousarray(solve_normal_equations(*problem.normal_equations()).T)
@@ -391,6 +393,7 @@ class LODML(MahalanobisMixin, TransformerMixin, BaseEstimator):
         problem = LODMLProblem(
             X, y, level_idx, self.n_neighbors, self.mu, self.margin,
             self.max_triplets, check_random_state(self.random_state),
+            _backend.choose("ordinal", *X.shape),
         )
         n_triplets = problem.ti.size
         report.phase(f"neighbourhoods: {n_triplets} ordinal triplets")

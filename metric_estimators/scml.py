@@ -50,6 +50,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from . import _backend
 from ._docstrings import fill_doc
 from ._problems.scml import (
     TripletHingeProblem,
@@ -152,21 +153,17 @@ class _BaseSCML(MahalanobisMixin, BaseEstimator):
                 f"{default_n_basis(n_features)}).", UserWarning, stacklevel=4)
         return lda_basis(X, y, n_basis, rng)
 
-    def _solve(self, points, triplets, basis, rng, report):
+    def _solve(self, points, triplets, basis, rng, report, kernels):
         """Run the stochastic solver and set the fitted attributes."""
         report.phase(f"{triplets.shape[0]} triplets, {basis.shape[0]} basis "
                      f"elements, {points.shape[0]} points")
-        problem = TripletHingeProblem(
-            points, triplets, basis,
-            gradient_terms=self.max_iter * self.batch_size,
-            n_objectives=self.max_iter // self.output_iter + 1)
+        problem = TripletHingeProblem(points, triplets, basis, kernels)
         result = adagrad_rda(
             problem.batch_gradient, problem.objective, problem.n_triplets,
             problem.n_basis, step=float(self.gamma), l1=float(self.beta),
             nonnegative=True, max_iter=self.max_iter,
             batch_size=self.batch_size, check_every=self.output_iter,
-            rng=rng, report=report, numba=not problem.numpy,
-            prepare=problem.prepare if problem.numpy else None,
+            rng=rng, kernels=kernels, report=report,
         )
         w = result.w
         M = (basis.T * w) @ basis
@@ -347,7 +344,8 @@ class SCML(TripletsClassifierMixin, _BaseSCML):
         basis = self._basis(points, idx, None, None, rng, report)
         self.n_features_in_ = points.shape[1]
         self.classes_ = np.array([-1, 1])
-        return self._solve(points, idx, basis, rng, report)
+        return self._solve(points, idx, basis, rng, report,
+                           _backend.choose("scml", *points.shape))
 
 
 class SCML_Supervised(TransformerMixin, _BaseSCML):
@@ -436,8 +434,9 @@ class SCML_Supervised(TransformerMixin, _BaseSCML):
                 "triplets from"))
         # a class too small for k_genuine / k_impostor: a warning, and the
         # neighbours it has
+        kernels = _backend.choose("scml", *X.shape)
         triplets = Constraints(y).generate_knntriplets(
-            X, self.k_genuine, self.k_impostor)
+            X, self.k_genuine, self.k_impostor, kernels=kernels)
         rng = check_random_state(self.random_state)
         basis = self._basis(X, triplets, X, y, rng, report)
-        return self._solve(X, triplets.astype(np.intp), basis, rng, report)
+        return self._solve(X, triplets.astype(np.intp), basis, rng, report, kernels)

@@ -67,7 +67,7 @@ def data():
 
 CASES = {
     "LMNN": (
-        "metric_estimators._problems.lmnn_numpy",  # 120 points: the numpy path
+        "metric_estimators._kernels.numpy.lmnn",  # 120 points: the numpy twins
         lambda: LMNN(max_iter=30, random_state=0),
         {"ml__n_neighbors": [1, 3], "knn__n_neighbors": [1, 7]},
     ),

@@ -46,8 +46,8 @@ from metric_estimators import (
     LMNN,
     CorrelationClustering,
     MetricNearness,
+    _backend,
 )
-from metric_estimators._problems.neighbours import numpy_max_samples
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,14 +96,11 @@ def path(request):
 def test_the_paths_differ_where_they_should():
     """The registry's LMNN and SCML problems are small enough for the numpy
     path, so the two paths of the tests below are different code."""
-    from metric_estimators._kernels import lmnn as numba_kernels
-    from metric_estimators._problems import lmnn_numpy
-    from metric_estimators._problems.lmnn import lmnn_kernels
-
-    n = len(_xy()[1])
-    assert lmnn_kernels(n) is lmnn_numpy
-    with numpy_max_samples(-1):
-        assert lmnn_kernels(n) is numba_kernels
+    X, _ = _xy()
+    assert _backend.within_limits("lmnn", *X.shape)
+    assert _backend.choose("lmnn", *X.shape) is _backend.NUMPY
+    with numba_paths():
+        assert _backend.choose("lmnn", *X.shape) is _backend.NUMBA
 
 
 @pytest.mark.parametrize("name", list(LEARNERS))
@@ -250,11 +247,11 @@ _SCRIPT = textwrap.dedent("""
     import metric_estimators
     import sys
     from metric_estimators import LMNN, MetricNearness
-    from metric_estimators._problems.neighbours import numpy_max_samples
+    from metric_estimators import _backend
     print(metric_estimators.__file__)
     rng = np.random.RandomState(0)
     X = rng.randn(40, 3); y = np.arange(40) % 2
-    with numpy_max_samples(-1):  # 40 points: force the numba kernels
+    with _backend.use("numba"):  # 40 points: force the numba kernels
         L = LMNN(n_neighbors=3, random_state=0).fit(X, y).components_
     assert "numba" in sys.modules, "the numba path did not run"
     np.save("out_L.npy", L)
@@ -293,7 +290,7 @@ def test_unwritable_numba_cache(tmp_path, which):
     rng = np.random.RandomState(0)
     X = rng.randn(40, 3)
     y = np.arange(40) % 2
-    with numpy_max_samples(-1):
+    with _backend.use("numba"):
         L = LMNN(n_neighbors=3, random_state=0).fit(X, y).components_
     np.testing.assert_array_equal(np.load(tmp_path / "out_L.npy"), L)
     if which == "all":
@@ -312,11 +309,11 @@ def test_numba_thread_count_in_fresh_processes(tmp_path):
         import sys, numpy as np, warnings
         warnings.simplefilter("ignore")
         from metric_estimators import LMNN, ProjectAndForget, MetricNearness
-        from metric_estimators._problems.neighbours import numpy_max_samples
+        from metric_estimators import _backend
         rng = np.random.RandomState(0)
         X = rng.randn(200, 5); y = np.arange(200) % 3
         D = np.abs(rng.randn(40, 40)); D = (D + D.T) / 2; np.fill_diagonal(D, 0)
-        with numpy_max_samples(-1):
+        with _backend.use("numba"):
             out = [LMNN(random_state=0).fit(X, y).components_,
                    ProjectAndForget(random_state=0).fit(X, y).components_,
                    MetricNearness().fit(D).metric_]

@@ -490,7 +490,7 @@ def test_near_pairs_returns_exactly_the_pairs_within_radius(scale):
     """Whatever the reference, the numba kernel keeps exactly the pairs with
     distance < R, in order, with the distances of pair_sqdist bit for bit."""
     from metric_estimators._kernels import lmnn as nb
-    from metric_estimators._problems import lmnn_numpy as npk
+    from metric_estimators._kernels.numpy import lmnn as npk
 
     rng = np.random.RandomState(int(scale * 1000))
     n, c, m = 200, 7, 5000

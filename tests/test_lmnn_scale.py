@@ -421,7 +421,7 @@ def test_hashed_scan_shrinks_on_overflow_and_matches_brute_force(monkeypatch):
 
 def _reference_sampled_pairs(Z, y_idx, hashes, fraction, rho, start, stop):
     """Plain numpy: every pair tested, in the same (anchor, impostor) order."""
-    from metric_estimators._problems.lmnn_numpy import _uniform
+    from metric_estimators._kernels.numpy.lmnn import _uniform
 
     out_a, out_b = [], []
     for a in range(start, stop):
@@ -529,7 +529,7 @@ def test_threshold_block_matches_numpy_reference(symmetric, fraction, nb):
     """The blockwise radius test (word-skipping second pass, branch-free first
     pass without sampling) against a plain numpy scan of the block."""
     from metric_estimators._kernels import lmnn as nb_kernels
-    from metric_estimators._problems.lmnn_numpy import _uniform
+    from metric_estimators._kernels.numpy.lmnn import _uniform
 
     rng = np.random.RandomState(nb)
     na, d = 11, 4

@@ -1,10 +1,9 @@
-"""The numpy path of small problems against the numba kernels (cold start).
+"""LMNN's and SCML's numpy twins and fits against the numba kernels (cold start).
 
-Problems of at most ``NUMPY_MAX_SAMPLES`` points run LMNN's kernels and
-the exact k-NN ranking in vectorised numpy
-(:mod:`metric_estimators._problems.lmnn_numpy`,
-:func:`~metric_estimators._problems.neighbours.rank_candidates_numpy`), so
-that a small fit never loads numba.  Both paths must agree: bit for bit
+Within the limits of their families (:data:`metric_estimators._backend.FAMILIES`)
+and while the kernels are not compiled, LMNN, SCML and the exact k-NN
+ranking run on the twins of :mod:`metric_estimators._kernels.numpy`, so
+that a first fit never loads numba.  Both paths must agree: bit for bit
 where no floating-point sum is reordered (hashes, pair selections, the k-NN
 ranking), to rounding elsewhere; and a small fit must not import numba.
 """
@@ -17,22 +16,17 @@ from fresh_process import assert_no_numba, modules_after
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
 
-from metric_estimators import LMNN
+from metric_estimators import LMNN, _backend, _compilation
 from metric_estimators._kernels import lmnn as nb
 from metric_estimators._kernels.neighbours import rank_candidates
-from metric_estimators._problems import lmnn_numpy as npk
+from metric_estimators._kernels.numpy import lmnn as npk
+from metric_estimators._kernels.numpy.neighbours import rank_candidates as rank_candidates_numpy
 from metric_estimators._problems.lmnn import (
     ImpostorSet,
     LMNNObjective,
     find_target_neighbors,
-    lmnn_kernels,
 )
-from metric_estimators._problems.neighbours import (
-    NUMPY_MAX_SAMPLES,
-    nearest,
-    numpy_max_samples,
-    rank_candidates_numpy,
-)
+from metric_estimators._problems.neighbours import nearest
 
 
 def _problem(seed, n=60, d=4, c=3, k=3, ties=False):
@@ -133,9 +127,8 @@ def test_knn_ranking_is_bit_identical(ties, k):
     if ties:
         X = np.round(X, 0)  # many equal distances
         X[10:14] = X[3]
-    got = nearest(X, X, k, self_index=np.arange(120))
-    with numpy_max_samples(-1):
-        want = nearest(X, X, k, self_index=np.arange(120))
+    got = nearest(X, X, k, self_index=np.arange(120), kernels=_backend.NUMPY)
+    want = nearest(X, X, k, self_index=np.arange(120), kernels=_backend.NUMBA)
     np.testing.assert_array_equal(got, want)
     # the two ranking functions directly, on a block with the threshold above all
     D = np.zeros((5, 120))
@@ -148,12 +141,19 @@ def test_knn_ranking_is_bit_identical(ties, k):
         assert list(nearest(X, X, 4, self_index=np.arange(120))[3]) == [10, 11, 12, 13]
 
 
-def test_threshold_chooses_the_path():
-    assert lmnn_kernels(NUMPY_MAX_SAMPLES) is npk
-    assert lmnn_kernels(NUMPY_MAX_SAMPLES + 1) is nb
-    with numpy_max_samples(-1):
-        assert lmnn_kernels(2) is nb
-    assert lmnn_kernels(2) is npk
+def test_the_rule_chooses_the_path(monkeypatch):
+    """Cold kernels: the twins within the limits, numba above; warm: numba."""
+    limits = _backend.FAMILIES["lmnn"].limits
+    with _backend.use("auto"):
+        monkeypatch.setattr(_compilation, "kernels_ready", lambda names: False)
+        assert _backend.choose("lmnn", *limits) is _backend.NUMPY
+        assert _backend.choose("lmnn", limits[0] + 1, 2) is _backend.NUMBA
+        monkeypatch.setattr(_compilation, "kernels_ready", lambda names: True)
+        assert _backend.choose("lmnn", 2, 2) is _backend.NUMBA
+    with _backend.use("numba"):
+        assert _backend.choose("lmnn", 2, 2) is _backend.NUMBA
+    with _backend.use("numpy"):
+        assert _backend.choose("lmnn", 10 ** 9, 10 ** 9) is _backend.NUMPY
 
 
 @pytest.mark.parametrize("squared", [True, False])
@@ -164,11 +164,9 @@ def test_objectives_agree(squared):
     targets = find_target_neighbors(X, y_idx, 3)
     L = np.random.RandomState(0).randn(5, X.shape[1]).ravel()
     values = []
-    for kernels in (npk, nb):
-        imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9)
-        imps.kernels = kernels
+    for kernels in (_backend.NUMPY, _backend.NUMBA):
+        imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9, kernels)
         obj = LMNNObjective(X, targets, imps, 0.5, squared, 5)
-        obj.kernels = kernels
         values.append(obj(L))
         assert imps.imp_i.size > 0 and obj.n_active > 0
     (fa, ga), (fb, gb) = values
@@ -182,8 +180,9 @@ def _fit_on_both_paths(make, load):
     X = StandardScaler().fit_transform(X)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = make().fit(X, y)
-        with numpy_max_samples(-1):
+        with _backend.use("numpy"):
+            a = make().fit(X, y)
+        with _backend.use("numba"):
             b = make().fit(X, y)
     return a, b
 
@@ -220,8 +219,10 @@ def test_small_lmnn_fit_does_not_load_numba():
 @pytest.mark.parametrize("nonnegative", [True, False])
 @pytest.mark.parametrize("l1", [0.0, 0.05])
 def test_adagrad_rda_update_numpy_equals_the_kernel(nonnegative, l1):
+    from metric_estimators._kernels.numpy.stochastic import (
+        adagrad_rda_update as adagrad_rda_update_numpy,
+    )
     from metric_estimators._kernels.stochastic import adagrad_rda_update
-    from metric_estimators.solvers.stochastic import adagrad_rda_update_numpy
 
     rng = np.random.RandomState(1)
     states = [[np.zeros(9), np.zeros(9), np.zeros(9)] for _ in range(2)]
@@ -248,37 +249,34 @@ def test_scml_supervised_paths_agree_and_skip_numba():
     assert "metric_estimators.scml" in mods and "numba" not in mods
 
 
-def test_scml_numpy_path_is_chosen_by_the_fit_s_work():
-    """Above NUMPY_MAX_SAMPLES points, a fit of little work (few basis
-    elements, few iterations) still runs on the numpy path; much work, or
-    projections too large to precompute, runs on numba's."""
+def test_scml_without_precomputed_projections_same_on_both_paths():
+    """Projections too large to precompute: batches project on the fly, on either path."""
     from metric_estimators._problems import scml as problem
-    from metric_estimators._problems.neighbours import NUMPY_MAX_SAMPLES
 
     rng = np.random.RandomState(0)
-    n = NUMPY_MAX_SAMPLES + 100
-    X = rng.randn(n, 5)
-    T = rng.randint(0, n, (30 * n, 3))
+    X = rng.randn(400, 5)
+    T = rng.randint(0, 400, (12_000, 3))
     B = rng.randn(40, 5)
-    small = 10_000 * 10  # SCML's defaults: max_iter * batch_size
-    assert small * 40 + 21 * T.shape[0] * 5 <= problem.NUMPY_MAX_WORK
-    assert problem.TripletHingeProblem(X, T, B, gradient_terms=small, n_objectives=21).numpy
-    assert not problem.TripletHingeProblem(X, T, B, gradient_terms=100 * small,
-                                           n_objectives=21).numpy
-    assert not problem.TripletHingeProblem(X, T, np.tile(B, (200, 1)),
-                                           gradient_terms=small, n_objectives=21).numpy
-    # no projections (too many to precompute): numba's path, whatever the work
+    w = np.abs(rng.randn(40)) * 0.05
+    batch = rng.randint(0, T.shape[0], 64)
+    out = []
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(problem, "MAX_PROJECTIONS", 10)
-        assert not problem.TripletHingeProblem(X, T, B, gradient_terms=small,
-                                               n_objectives=21).numpy
+        for kernels in (_backend.NUMPY, _backend.NUMBA):
+            prob = problem.TripletHingeProblem(X, T, B, kernels)
+            assert prob.P is None
+            g = np.empty(40)
+            n_active = prob.batch_gradient(batch, w, g)
+            out.append((prob.objective(w), n_active, g))
+    (fa, na, ga), (fb, nb_, gb) = out
+    assert fa[0] == pytest.approx(fb[0], rel=1e-12) and fa[1] == fb[1] and na == nb_
+    np.testing.assert_allclose(ga, gb, rtol=1e-10, atol=1e-12 * np.abs(gb).max())
 
 
 def test_scml_supervised_on_breast_cancer_skips_numba():
-    """The benchmarks' 70 % of breast cancer (398 points, each class below
-    NUMPY_MAX_SAMPLES for the neighbour search) is more than NUMPY_MAX_SAMPLES
-    points but about 1e7 products of SCML work: no numba start-up, and the
-    same result as on numba's path."""
+    """The benchmarks' 70 % of breast cancer (398 points) is within the scml
+    family's limits: no numba start-up on a cold cache, and the same result
+    as on numba's path."""
     from sklearn.model_selection import train_test_split
 
     from metric_estimators import SCML_Supervised
@@ -295,7 +293,7 @@ def test_scml_supervised_on_breast_cancer_skips_numba():
         "from sklearn.preprocessing import StandardScaler",
         "X, _, y, _ = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)",
         "X = StandardScaler().fit_transform(X)",
-        "from metric_estimators._problems.neighbours import NUMPY_MAX_SAMPLES",
-        "assert X.shape[0] > NUMPY_MAX_SAMPLES",
+        "from metric_estimators import _backend",
+        "assert _backend.within_limits('scml', *X.shape)",
         "me.SCML_Supervised(random_state=0).fit(X, y)"])
     assert "metric_estimators.scml" in mods and "numba" not in mods

@@ -11,10 +11,10 @@ Job: ``{"dataset": d, "impl": study, "params": {...}}``, one of
 ``synth-<n>-20``)
     CPU seconds of one warm LMNN fit (``LMNN(random_state=0)``, standardised
     data) with the numpy kernels and with the numba kernels, forced by
-    :func:`~metric_estimators._problems.neighbours.numpy_max_samples`; best
+    :func:`~metric_estimators._backend.use`; best
     of two after one untimed fit.  ``synth-<n>-20`` is
     ``make_classification(n, 20, n_informative=10, n_classes=5,
-    random_state=0)``.  The basis of ``NUMPY_MAX_SAMPLES``.
+    random_state=0)``.  (An earlier basis of the lmnn family's limits.)
 ``lsml_startup`` (dataset ``"-"``, params ``{"run": r}``)
     the same start-up for LSML's two kernels.
 ``lsml_kernels`` (dataset ``<n>x<d>``)
@@ -95,12 +95,11 @@ def lmnn_data(name: str):
 
 def lmnn_fit_seconds(X, y, numba: bool, repeat: int = 2) -> float:
     """Best CPU seconds of ``repeat`` warm LMNN fits (numpy or numba kernels)."""
-    from metric_estimators import LMNN
-    from metric_estimators._problems.neighbours import numpy_max_samples
+    from metric_estimators import LMNN, _backend
 
     best = float("inf")
     for i in range(repeat + 1):  # the first fit compiles / loads: not counted
-        with numpy_max_samples(-1 if numba else 10**12), warnings.catch_warnings():
+        with _backend.use("numba" if numba else "numpy"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             t = time.process_time()
             LMNN(random_state=0).fit(X, y)
@@ -132,7 +131,7 @@ def lsml_kernels(name: str) -> dict:
     import numpy as np
 
     from metric_estimators._kernels.lsml import quadruplet_gradient, quadruplet_residuals
-    from metric_estimators._problems.lsml import gradient_numpy, residuals_numpy
+    from metric_estimators._kernels.numpy import lsml as twin
 
     n, d = (int(v) for v in name.split("x"))
     rng = np.random.RandomState(0)
@@ -147,8 +146,8 @@ def lsml_kernels(name: str) -> dict:
         quadruplet_gradient(V, U, cv, cu, G)
 
     def with_numpy():
-        _, a, b = residuals_numpy(V, U, M, w)
-        gradient_numpy(V, U, a, b)
+        twin.quadruplet_residuals(V, U, M, w, cv, cu)
+        twin.quadruplet_gradient(V, U, cv, cu, G)
 
     with_numba()  # load the kernels before timing
     repeat = max(3, int(2e6 / (n * d * d)))

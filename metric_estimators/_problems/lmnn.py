@@ -7,11 +7,10 @@ margin nearest neighbor classification. JMLR 10, 207-244.
 that the solvers (:mod:`metric_estimators.solvers.lbfgs`,
 :mod:`metric_estimators.solvers.subgradient`) minimise; between impostor
 searches it is evaluated on the candidate pairs of an :class:`ImpostorSet`.
-The inner loops are the numba kernels of :mod:`metric_estimators._kernels.lmnn`
-or, for problems of at most
-:data:`~metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES` points,
-their vectorised numpy versions (:mod:`metric_estimators._problems.lmnn_numpy`),
-which need no numba start-up (:func:`lmnn_kernels`).
+The inner loops are the kernels of :mod:`metric_estimators._kernels.lmnn`
+(numba) or of their numpy twin, as the fit's ``kernels``
+(:func:`metric_estimators._backend.choose`) say; every object here takes
+them as an argument.
 """
 
 import time
@@ -20,10 +19,10 @@ import warnings
 import numpy as np
 
 from .._threads import ordered_map, usable_cpus
-from .neighbours import nearest_in_groups, use_numpy
+from .neighbours import nearest_in_groups
 
 __all__ = ["ImpostorSet", "LMNNObjective", "SampledLMNNObjective", "find_target_neighbors",
-           "impostor_budget", "lmnn_kernels", "search_threads", "uniform_subset"]
+           "impostor_budget", "search_threads", "uniform_subset"]
 
 # Candidate impostors are searched within ``SLACK`` times the margin radius,
 # so that small changes of L do not require a new search (see ImpostorSet).
@@ -58,22 +57,6 @@ def search_threads():
     return max(1, min(usable_cpus(), MAX_SEARCH_THREADS))
 
 
-def lmnn_kernels(n_samples):
-    """The module of LMNN's kernels for a problem of ``n_samples`` points.
-
-    :mod:`metric_estimators._problems.lmnn_numpy` up to
-    :data:`~metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES` points
-    (no numba start-up), else the numba kernels of
-    :mod:`metric_estimators._kernels.lmnn`, imported here on first need.
-    Both have the same functions and results up to rounding.
-    """
-    if use_numpy(n_samples):
-        from . import lmnn_numpy as kernels
-    else:
-        from .._kernels import lmnn as kernels
-    return kernels
-
-
 def impostor_budget(max_impostors, impostor_memory, X):
     """Most impostor pairs to store, from ``max_impostors`` or a memory budget.
 
@@ -100,20 +83,21 @@ def impostor_budget(max_impostors, impostor_memory, X):
     return max(1, budget // PAIR_BYTES), budget
 
 
-def find_target_neighbors(X, y_idx, n_neighbors, progress=None):
+def find_target_neighbors(X, y_idx, n_neighbors, progress=None, kernels=None):
     """The ``n_neighbors`` nearest same-class points of every point.
 
     Exact Euclidean search (:func:`~metric_estimators._problems.neighbours.nearest_in_groups`):
     equal distances go to the lower index, a point is never its own target
     neighbour (its duplicates, at distance 0, come first), and classes with
     ``n_c <= n_neighbors`` points give their points ``n_c - 1`` targets (the
-    row is padded with -1).
+    row is padded with -1).  ``kernels``: the fit's (None: the backend's
+    choice for the search alone).
 
     Returns
     -------
     targets : ndarray of shape (n_samples, n_neighbors), int64
     """
-    return nearest_in_groups(X, y_idx, n_neighbors, progress=progress)
+    return nearest_in_groups(X, y_idx, n_neighbors, progress=progress, kernels=kernels)
 
 
 def _size(n_bytes):
@@ -151,7 +135,7 @@ class ImpostorSet:
     pen-based digits two threads made them no faster.)
     """
 
-    def __init__(self, y_idx, has_targets, max_impostors, seed=0, log=None,
+    def __init__(self, y_idx, has_targets, max_impostors, kernels, seed=0, log=None,
                  progress=None, threads=1):
         self.y_idx = y_idx
         self.log = log  # called with a line of text after every search
@@ -175,7 +159,7 @@ class ImpostorSet:
         self.hashes = None  # per-point hashes, made once sampling is needed
         self.budget = None  # memory budget (bytes) behind max_impostors, if any
         self.search_seconds = 0.0  # wall time of the last search
-        self.kernels = lmnn_kernels(self.n_samples)
+        self.kernels = kernels  # the fit's (numba or numpy twins)
         self.threads = threads  # of a large hashed search
         # the stored pairs' distances (float32) at the embedding ref_Z, for
         # the bound of LMNNObjective; stale once the bound has got weak
@@ -208,7 +192,7 @@ class ImpostorSet:
         n_missing = 0
         # the new pairs' distances at Z: the reference of LMNNObjective's bound
         root = np.empty(new_i.size, dtype=np.float32)
-        act_i, act_l = self.kernels.pairs_within(Z, new_i, new_l, R, root)
+        act_i, act_l = self.kernels.lmnn.pairs_within(Z, new_i, new_l, R, root)
         if not first and n_held is not None and self.fraction == start_fraction:
             n_missing = int(act_i.size) - int(n_held)
         elif not first:
@@ -257,7 +241,7 @@ class ImpostorSet:
         n = self.n_samples
         start_fraction = self.fraction
         if self.hashes is None:
-            self.hashes = self.kernels.point_hashes(n, self.seed)
+            self.hashes = self.kernels.lmnn.point_hashes(n, self.seed)
         sq = np.einsum("ij,ij->i", Z, Z)
         # Inner products in float32 halve the cost of the search; their
         # round-off (~1e-7 |z|^2) must stay far below the slack of the radius
@@ -297,7 +281,7 @@ class ImpostorSet:
                               f"{n_done} of {n} anchors, {n_acc} candidates")
             n_done += r1 - r0
             G = Zo[r0:r1] @ Zo[c0:].T
-            a, b = self.kernels.threshold_block(
+            a, b = self.kernels.lmnn.threshold_block(
                 G, sqo[r0:r1], sqo[c0:], rhoo[r0:r1], rhoo[c0:], order[r0:r1],
                 order[c0:], True, self.hashes, self.fraction,
             )
@@ -320,7 +304,7 @@ class ImpostorSet:
         self.fraction *= 0.5 * cap / n_acc
         i = np.concatenate(acc_i)
         l_ = np.concatenate(acc_l)
-        keep = self.kernels.pair_uniform(i, l_, self.hashes) < self.fraction
+        keep = self.kernels.lmnn.pair_uniform(i, l_, self.hashes) < self.fraction
         return [i[keep]], [l_[keep]], int(keep.sum())
 
     def _warn_subsample(self, Z, kept_i, kept_l):
@@ -336,7 +320,7 @@ class ImpostorSet:
         m = 1 << 16
         sample_i, sample_l = np.resize(kept_i, m), np.resize(kept_l, m)
         start = time.perf_counter()
-        self.kernels.pair_sqdist(Z, sample_i, sample_l)
+        self.kernels.lmnn.pair_sqdist(Z, sample_i, sample_l)
         per_pair = (time.perf_counter() - start) / m
         budget = "" if self.budget is None else f" (impostor_memory={_size(self.budget)})"
         warnings.warn(
@@ -368,7 +352,7 @@ class ImpostorSet:
         for start in range(0, anchors.size, step):
             a = anchors[start:start + step]
             # the pairs within radius (same class too), as in a search's block
-            ia, il = self.kernels.threshold_block(
+            ia, il = self.kernels.lmnn.threshold_block(
                 Zs[a] @ Zs.T, sq[a], sq, rho[a], rho, a, everyone, False,
                 self.hashes, 1.0)
             count += int(np.count_nonzero(self.y_idx[ia] != self.y_idx[il]))
@@ -397,7 +381,7 @@ class ImpostorSet:
         def scan(start):
             fraction = self.fraction
             hint = max(1024, (cap - n_acc) // 4)
-            pairs = self.kernels.sampled_pairs_within(
+            pairs = self.kernels.lmnn.sampled_pairs_within(
                 Zd, self.y_idx, self.hashes, fraction, rho, start,
                 min(start + step, n), hint)
             return fraction, pairs
@@ -409,7 +393,7 @@ class ImpostorSet:
                 self.progress(f"impostor search {self.n_searches + 1}: {start} "
                               f"of {n} anchors, {n_acc} candidates")
             if fraction > self.fraction:  # scanned before the last shrink
-                keep = self.kernels.pair_uniform(a, b, self.hashes) < self.fraction
+                keep = self.kernels.lmnn.pair_uniform(a, b, self.hashes) < self.fraction
                 a, b = a[keep], b[keep]
             acc_i.append(a)
             acc_l.append(b)
@@ -437,6 +421,7 @@ class LMNNObjective:
     """LMNN loss and gradient in the flattened components ``L``."""
 
     def __init__(self, X, targets, impostors, push_weight, squared, n_components):
+        """``impostors``: an :class:`ImpostorSet`, whose kernels this objective uses."""
         self.X = X
         self.targets = targets
         self.valid = targets >= 0
@@ -447,7 +432,7 @@ class LMNNObjective:
         self.shape = (n_components, X.shape[1])
         self.n_active = 0
         self.n_active_pairs = 0
-        self.kernels = lmnn_kernels(X.shape[0])
+        self.kernels = impostors.kernels
         self._last = None  # [flat, Z, td, R, held] of the last embedding
 
     def _embed(self, flat):
@@ -460,7 +445,7 @@ class LMNNObjective:
             return self._last[1:4]
         self._last = None  # no second embedding held at once
         Z = self.X @ flat.reshape(self.shape).T
-        td = self.kernels.target_sqdist(Z, self.targets)
+        td = self.kernels.lmnn.target_sqdist(Z, self.targets)
         R = np.where(self.has_targets, td.max(axis=1) + 1.0, -np.inf)
         # the last slot: (search count, stored pairs within R at Z), set by
         # an evaluation (see verify)
@@ -478,7 +463,7 @@ class LMNNObjective:
         imps = self.impostors
         if imps.since_search is None:
             imps.refresh(Z, R)
-        kernels = self.kernels
+        kernels = self.kernels.lmnn
         imp_i, imp_l, d_imp = self._near_pairs(Z, R)
         self._last[4] = (imps.n_searches, imp_i.size)  # see verify
         push, w_target, w_imp, n_active = kernels.triplet_loss_weights(
@@ -511,7 +496,7 @@ class LMNNObjective:
             if imps.ref_root is None or imps.ref_root.size != imps.imp_i.size:
                 imps.ref_root = np.empty(imps.imp_i.size, dtype=np.float32)
             imps.ref_Z = Z
-        imp_i, imp_l, d_imp, n_computed = self.kernels.near_pairs(
+        imp_i, imp_l, d_imp, n_computed = self.kernels.lmnn.near_pairs(
             Z, imps.imp_i, imps.imp_l, R, imps.ref_Z, imps.ref_root, reset)
         imps.ref_stale = not reset and 2 * n_computed > imps.imp_i.size
         return imp_i, imp_l, d_imp
@@ -520,7 +505,7 @@ class LMNNObjective:
         """Search at ``flat``; return how many active impostors were missing."""
         imps = self.impostors
         n_held = None
-        if self._at(flat) and self.kernels.exact_near_pairs:
+        if self._at(flat) and self.kernels.lmnn.exact_near_pairs:
             held = self._last[4]  # counted by the last evaluation, at flat
             if held is not None and held[0] == imps.n_searches:
                 n_held = held[1]
@@ -572,7 +557,7 @@ class SampledLMNNObjective:
     optimisers, here with sampled rather than stored impostors).
     """
 
-    def __init__(self, X, targets, y_idx, push_weight, n_components):
+    def __init__(self, X, targets, y_idx, push_weight, n_components, kernels):
         self.X = X
         self.targets = targets
         self.valid = targets >= 0
@@ -580,9 +565,7 @@ class SampledLMNNObjective:
         self.push_weight = push_weight
         self.shape = (n_components, X.shape[1])
         self.n_samples = X.shape[0]
-        # the stochastic solver is for large problems: numba kernel at any size
-        from .._kernels.lmnn import sampled_push_weights
-        self._push_weights = sampled_push_weights
+        self._push_weights = kernels.lmnn.sampled_push_weights
 
     def __call__(self, flat, batch, refs):
         """Estimated loss and gradient (flattened) at ``flat`` on one batch.

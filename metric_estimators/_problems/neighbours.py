@@ -25,10 +25,8 @@ round-off of at most ``~(d + 4) eps (|q|^2 + max |r|^2)``; every reference
 point within twice that margin of the ``k``-th screened distance is kept as
 a candidate (usually exactly ``k`` of them), and the candidates are ranked by
 their distances recomputed from the coordinate differences, then by index
-(:func:`rank_candidates_numpy` for at most :data:`NUMPY_MAX_SAMPLES`
-reference points, else the numba kernel
-:func:`metric_estimators._kernels.neighbours.rank_candidates`: the same
-result bit for bit).
+(:func:`metric_estimators._kernels.neighbours.rank_candidates` or its numpy
+twin: the same result bit for bit).
 Any point of the true first ``k`` lies within the margin, so the screening
 never loses one.
 
@@ -43,56 +41,11 @@ the first ``k``); the other rows, and rows with more ties than candidates,
 are searched again by the blockwise screening.  The result is the same.
 """
 
-from contextlib import contextmanager
-
 import numpy as np
 
-__all__ = ["NUMPY_MAX_SAMPLES", "knn_edges", "knn_indices", "nearest",
-           "nearest_in_groups", "numpy_max_samples", "rank_candidates_numpy",
-           "use_numpy"]
+from .. import _backend
 
-#: Problems of at most this many points run their inner loops in vectorised
-#: numpy, larger ones in the numba kernels (``metric_estimators._kernels``):
-#: the exact candidate ranking of :func:`nearest` (by its number of
-#: reference points), LMNN's kernels (by the number of training points,
-#: :func:`metric_estimators._problems.lmnn.lmnn_kernels`) and SCML's
-#: (:class:`metric_estimators._problems.scml.TripletHingeProblem`, which
-#: also takes the numpy path for larger fits of little work).  The one
-#: threshold of all three.  A fresh process pays numba's start-up (importing
-#: numba and loading the cached kernels) only above it: 0.5-1.2 s of CPU
-#: for LMNN's kernels, against which a warm LMNN fit with the numpy kernels
-#: costs more than with numba's by 0.02 s on wine (178 points), 0.13 s on
-#: 250 x 20 points, 0.16 s on 500 x 20, 0.21 s on breast cancer (569),
-#: 0.39 s on 1000 x 20 and 2.4 s on digits (1797 x 64) (one thread;
-#: ``python benchmarks/bench_crossovers.py --studies lmnn --threads 1`` ->
-#: ``benchmarks/results/crossovers.md``).  A single fit in a fresh
-#: process breaks even near 1000 points, but a process that fits many
-#: problems (a grid search, cross-validation) pays numba's start-up once and
-#: the numpy surcharge on every fit; 300 points keeps that surcharge near
-#: 0.1-0.15 s per fit while iris- and wine-sized problems never load numba.
-#: The choice depends on sizes only, never on a clock or on what is loaded,
-#: so results stay reproducible.
-NUMPY_MAX_SAMPLES = 300
-
-
-def use_numpy(n_points):
-    """True when a problem of ``n_points`` points runs on the numpy path (:data:`NUMPY_MAX_SAMPLES`)."""
-    return n_points <= NUMPY_MAX_SAMPLES
-
-
-@contextmanager
-def numpy_max_samples(value):
-    """Another :data:`NUMPY_MAX_SAMPLES` inside the block (the warm-up, tests, benchmarks).
-
-    ``-1``: numba for every size; a huge value: numpy for every size.  Not
-    thread-safe: it sets the module constant and restores it.
-    """
-    global NUMPY_MAX_SAMPLES
-    saved, NUMPY_MAX_SAMPLES = NUMPY_MAX_SAMPLES, value
-    try:
-        yield
-    finally:
-        NUMPY_MAX_SAMPLES = saved
+__all__ = ["knn_edges", "knn_indices", "nearest", "nearest_in_groups"]
 
 # Entries of a screened distance block held at once (8 bytes each).
 BLOCK = 1 << 21
@@ -104,7 +57,12 @@ SKLEARN_MIN_REFS = 50_000
 _EXTRA = 8
 
 
-def nearest(Q, R, k, *, self_index=None, block=BLOCK):
+def _kernels_for(kernels, n_points):
+    """``kernels``, or for a call outside a fit the backend's choice for ``n_points``."""
+    return _backend.choose("neighbours", n_points) if kernels is None else kernels
+
+
+def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels=None):
     """The ``k`` nearest rows of ``R`` to every row of ``Q``, ties to the lower index.
 
     Parameters
@@ -122,6 +80,9 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK):
     block : int, default=BLOCK
         Most entries of a screened distance block (rows per block are
         ``max(1, block // n_refs)``).
+    kernels : Kernels or None, default=None
+        The fit's kernels (:func:`metric_estimators._backend.choose`); None:
+        the backend's choice for the family ``"neighbours"``.
 
     Returns
     -------
@@ -144,10 +105,7 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK):
     eps = np.finfo(np.float64).eps
     margin = _MARGIN * (Q.shape[1] + 4) * eps * (sq_q + sq_r.max())
     step = max(1, int(block) // n_r)
-    if use_numpy(n_r):
-        rank = rank_candidates_numpy
-    else:
-        from .._kernels.neighbours import rank_candidates as rank  # numba
+    rank = _kernels_for(kernels, n_r).neighbours.rank_candidates
     for start in range(0, n_q, step):
         rows = np.arange(start, min(start + step, n_q))
         D = Qc[rows] @ Rc.T
@@ -163,26 +121,7 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK):
     return out
 
 
-def rank_candidates_numpy(Q, R, rows, D, threshold, k):
-    """The ``k`` best candidates of each row by (exact distance, index).
-
-    The same result as the numba kernel
-    :func:`metric_estimators._kernels.neighbours.rank_candidates` (same
-    arguments), bit for bit: the exact distances are summed over the
-    features in order (a cumulative sum), then the candidates are sorted by
-    row, distance and index.  Vectorised over all candidates of the block
-    (usually ``k`` per row), so it needs no numba.
-    """
-    r, c = np.nonzero(D <= threshold[:, None])
-    diff = Q[rows[r]] - R[c]
-    diff *= diff
-    dist = np.cumsum(diff, axis=1)[:, -1] if diff.shape[1] else np.zeros(r.size)
-    order = np.lexsort((c, dist, r))
-    starts = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=D.shape[0]))[:-1]])
-    return c[order][starts[:, None] + np.arange(k)].astype(np.int64)
-
-
-def knn_indices(X, k, *, block=BLOCK):
+def knn_indices(X, k, *, block=BLOCK, kernels=None):
     """The ``k`` nearest other points of every row of ``X`` (see :func:`nearest`).
 
     Parameters
@@ -190,33 +129,33 @@ def knn_indices(X, k, *, block=BLOCK):
     X : ndarray of shape (n_samples, n_features)
     k : int
         ``0 <= k <= n_samples - 1``.
-    block : int, default=BLOCK
-        See :func:`nearest`.
+    block, kernels : see :func:`nearest`.
 
     Returns
     -------
     indices : ndarray of shape (n_samples, k), int64
     """
     X = np.asarray(X, dtype=np.float64)
+    kernels = _kernels_for(kernels, X.shape[0])
     if X.shape[0] >= SKLEARN_MIN_REFS and k > 0:
-        return _knn_by_sklearn(X, k, block)
-    return nearest(X, X, k, self_index=np.arange(X.shape[0]), block=block)
+        return _knn_by_sklearn(X, k, block, kernels)
+    return nearest(X, X, k, self_index=np.arange(X.shape[0]), block=block,
+                   kernels=kernels)
 
 
-def _knn_by_sklearn(X, k, block):
+def _knn_by_sklearn(X, k, block, kernels):
     """:func:`knn_indices` with candidates from scikit-learn's NearestNeighbors.
 
     Same result as the blockwise screening (see the module docstring).
     """
     from sklearn.neighbors import NearestNeighbors
 
-    from .._kernels.neighbours import rank_listed  # numba: only for large sets
-
     n, d = X.shape
     n_cand = min(n, k + 1 + _EXTRA)
     far, cand = NearestNeighbors(n_neighbors=n_cand).fit(X).kneighbors(X)
     rows = np.arange(n)
-    out, kth = rank_listed(X, X, rows, cand.astype(np.int64), rows, k)
+    out, kth = kernels.neighbours.rank_listed(X, X, rows, cand.astype(np.int64),
+                                              rows, k)
     if n_cand < n:
         # complete iff every unlisted point is farther than the k-th; both
         # distances carry round-off (scikit-learn's from uncentred Gram terms)
@@ -224,11 +163,12 @@ def _knn_by_sklearn(X, k, block):
         margin = _MARGIN * (d + 4) * np.finfo(np.float64).eps * (sq + sq.max())
         redo = np.flatnonzero(~(far[:, -1] ** 2 > kth + 2.0 * margin))
         if redo.size:
-            out[redo] = nearest(X[redo], X, k, self_index=redo, block=block)
+            out[redo] = nearest(X[redo], X, k, self_index=redo, block=block,
+                                kernels=kernels)
     return out
 
 
-def nearest_in_groups(X, groups, k, *, block=BLOCK, progress=None):
+def nearest_in_groups(X, groups, k, *, block=BLOCK, progress=None, kernels=None):
     """The ``k`` nearest other points of the same group, padded with -1.
 
     Parameters
@@ -243,6 +183,8 @@ def nearest_in_groups(X, groups, k, *, block=BLOCK, progress=None):
         See :func:`nearest`.
     progress : callable or None, default=None
         ``progress(text)`` after every group (e.g. a throttled report line).
+    kernels : Kernels or None, default=None
+        See :func:`nearest`.
 
     Returns
     -------
@@ -251,20 +193,22 @@ def nearest_in_groups(X, groups, k, *, block=BLOCK, progress=None):
     """
     X = np.asarray(X, dtype=np.float64)
     out = np.full((X.shape[0], k), -1, dtype=np.int64)
+    kernels = _kernels_for(kernels, X.shape[0])
     done = 0
     for g in np.unique(groups):
         members = np.flatnonzero(groups == g)  # increasing: the tie rule holds
         kg = min(k, members.size - 1)
         if kg < 1:
             continue
-        out[members, :kg] = members[knn_indices(X[members], kg, block=block)]
+        out[members, :kg] = members[knn_indices(X[members], kg, block=block,
+                                                kernels=kernels)]
         done += members.size
         if progress is not None:
             progress(f"target neighbours: {done} of {X.shape[0]} points")
     return out
 
 
-def knn_edges(X, k, groups=None, *, block=BLOCK):
+def knn_edges(X, k, groups=None, *, block=BLOCK, kernels=None):
     """Directed k-NN graph edges ``(i, j)``: ``j`` among the ``k`` nearest of ``i``.
 
     Parameters
@@ -274,8 +218,7 @@ def knn_edges(X, k, groups=None, *, block=BLOCK):
         Neighbours per point (fewer in groups of at most ``k`` points).
     groups : ndarray of shape (n_samples,) or None, default=None
         Search among the points of the same group only; None: all points.
-    block : int, default=BLOCK
-        See :func:`nearest`.
+    block, kernels : see :func:`nearest`.
 
     Returns
     -------
@@ -286,7 +229,7 @@ def knn_edges(X, k, groups=None, *, block=BLOCK):
     n = X.shape[0]
     if groups is None:
         groups = np.zeros(n, dtype=np.int64)
-    neighbours = nearest_in_groups(X, groups, k, block=block)
+    neighbours = nearest_in_groups(X, groups, k, block=block, kernels=kernels)
     order = np.argsort(groups, kind="stable")
     rows = np.repeat(order, neighbours.shape[1])
     cols = neighbours[order].ravel()

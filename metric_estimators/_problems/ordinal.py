@@ -80,9 +80,8 @@ Here are their pieces as the solvers need them (objective, gradient or
 subgradient, projection).  Neighbourhoods come
 from :mod:`metric_estimators._problems.neighbours`, the label targets and
 ordinal triplets from :mod:`metric_estimators._problems.label_mds`, the hinge
-from the numba kernel :func:`metric_estimators._kernels.ordinal.triplet_hinge`
-or, for at most :data:`NUMPY_MAX_TRIPLETS` triplets, from its numpy
-equivalent :func:`triplet_hinge_numpy` (a small fit never loads numba).
+from the kernel :func:`metric_estimators._kernels.ordinal.triplet_hinge`
+(numba, or its numpy twin: the fit's ``kernels``).
 """
 
 import numpy as np
@@ -91,52 +90,7 @@ from scipy import linalg, sparse
 from .label_mds import ordinal_triplets
 from .neighbours import knn_edges, knn_indices
 
-__all__ = [
-    "NUMPY_MAX_TRIPLETS",
-    "LODMLProblem",
-    "OMDMLProblem",
-    "edge_laplacian",
-    "triplet_hinge_numpy",
-]
-
-#: LODML problems with at most this many triplets evaluate the hinge in numpy
-#: (:func:`triplet_hinge_numpy`), larger ones with the numba kernel
-#: :func:`metric_estimators._kernels.ordinal.triplet_hinge`.  A first fit on
-#: 200 ordinal points in a fresh process with an empty cache cost 1.93 s of
-#: CPU on the numba path and 1.22 s on the numpy path
-#: (``benchmarks/results/numpy_paths_after.md``); warm fits on 200 / 500 /
-#: 1000 points (6,000 / 15,000 / 28,000 triplets) took 0.062 / 0.049,
-#: 0.096 / 0.071 and 0.145 / 0.102 s (numpy / numba,
-#: ``benchmarks/results/numpy_paths_threshold.md``).  The numpy hinge costs
-#: 0.3-1.4e-7 s more per triplet and evaluation (measured outside the
-#: benchmark lock), so 50,000 triplets keep a warm fit's surcharge at a
-#: tenth of a second or so.
-NUMPY_MAX_TRIPLETS = 50_000
-
-# triplets per chunk of the numpy hinge (memory: a few (chunk, c) arrays)
-_CHUNK = 1 << 15
-
-
-def triplet_hinge_numpy(Z, ti, tj, tl, margin):
-    """:func:`metric_estimators._kernels.ordinal.triplet_hinge` in numpy.
-
-    Same arguments and results (``loss``, ``active`` as uint8), up to the
-    order of the floating-point sums.
-    """
-    m = ti.shape[0]
-    active = np.zeros(m, dtype=np.uint8)
-    loss = 0.0
-    for a in range(0, m, _CHUNK):
-        b = min(m, a + _CHUNK)
-        zi = Z[ti[a:b]]
-        u = zi - Z[tj[a:b]]
-        v = zi - Z[tl[a:b]]
-        h = margin + np.einsum("ij,ij->i", u, u) - np.einsum("ij,ij->i", v, v)
-        pos = h > 0.0
-        loss += float(h[pos].sum())
-        active[a:b] = pos
-    return loss, active
-
+__all__ = ["LODMLProblem", "OMDMLProblem", "edge_laplacian"]
 
 def edge_laplacian(rows, cols, n, weights=None):
     """``K`` with ``sum_e w_e (x_a - x_b)(x_a - x_b)^T = X^T K X`` over edges (a, b).
@@ -179,6 +133,8 @@ class OMDMLProblem:
         Weight of the local term.
     ridge : float
         Weight of ``||L||_F^2`` relative to the mean feature variance.
+    kernels : Kernels
+        The fit's kernels (the k-NN search's ranking).
 
     Attributes
     ----------
@@ -191,13 +147,13 @@ class OMDMLProblem:
     """
 
     def __init__(self, X, level_idx, T, n_neighbors, local_graph, local_weight,
-                 ridge):
+                 ridge, kernels):
         n, d = X.shape
         self.Xc = X - X.mean(axis=0)
         Y = T[level_idx]
         self.Yc = Y - Y.mean(axis=0)
         groups = level_idx if local_graph == "same_level" else None
-        rows, cols = knn_edges(self.Xc, n_neighbors, groups)
+        rows, cols = knn_edges(self.Xc, n_neighbors, groups, kernels=kernels)
         k = max(1, min(n_neighbors, n - 1))
         self.K = edge_laplacian(rows, cols, n) * (local_weight / (n * k))
         scale = float(np.einsum("ij,ij->", self.Xc, self.Xc)) / (n * d)
@@ -254,6 +210,8 @@ class LODMLProblem:
         Keep a uniform random subset of at most this many triplets.
     rng : numpy.random.RandomState
         Draws that subset.
+    kernels : Kernels
+        The fit's kernels (the k-NN search and the hinge).
 
     Attributes
     ----------
@@ -267,11 +225,12 @@ class LODMLProblem:
     """
 
     def __init__(self, X, y, level_idx, n_neighbors, mu, margin, max_triplets,
-                 rng):
+                 rng, kernels):
         n = X.shape[0]
         self.X, self.mu, self.margin = X, mu, float(margin)
+        self.kernels = kernels
         k = min(n_neighbors, n - 1)
-        neighbors = knn_indices(X, k)
+        neighbors = knn_indices(X, k, kernels=kernels)
         rows = np.repeat(np.arange(n), k)
         cols = neighbors.ravel()
         w = 1.0 / (1.0 + np.abs(level_idx[rows] - level_idx[cols]))
@@ -294,11 +253,8 @@ class LODMLProblem:
     def loss(self, A, L):
         """Objective at ``A = L^T L`` and the active triplets."""
         Z = np.ascontiguousarray(self.X @ L.T)
-        if self.ti.size <= NUMPY_MAX_TRIPLETS:
-            hinge_fn = triplet_hinge_numpy
-        else:
-            from .._kernels.ordinal import triplet_hinge as hinge_fn  # numba
-        hinge, active = hinge_fn(Z, self.ti, self.tj, self.tl, self.margin)
+        hinge, active = self.kernels.ordinal.triplet_hinge(
+            Z, self.ti, self.tj, self.tl, self.margin)
         f = ((1.0 - self.mu) * float(np.sum(A * self.P))
              + self.mu * hinge / self.X.shape[0])
         return f, active

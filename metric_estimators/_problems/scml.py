@@ -11,12 +11,9 @@ vector ``b_k`` per row) with weights ``w >= 0``, and ``w`` minimises
 positive part of an affine function of ``w``).  This module builds the
 bases (:func:`triplet_diffs_basis`, :func:`lda_basis`) and the problem
 object (:class:`TripletHingeProblem`) the stochastic solver asks for
-mini-batch gradients and full objectives: numba kernels
-(:mod:`metric_estimators._kernels.scml`, loaded on first need), or for at
-most :data:`~metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES`
-points or at most :data:`NUMPY_MAX_WORK` products of work their vectorised
-numpy versions (:func:`batch_gradient_numpy`, :func:`hinges_numpy`), which
-need no numba start-up.
+mini-batch gradients and full objectives, computed by the kernels of
+:mod:`metric_estimators._kernels.scml` (numba, or their numpy twins: the
+fit's ``kernels``).
 """
 
 import numpy as np
@@ -25,10 +22,8 @@ from sklearn.cluster import KMeans
 from sklearn.neighbors import NearestNeighbors
 
 from .._threads import one_blas_thread
-from .neighbours import use_numpy
 
-__all__ = ["NUMPY_MAX_WORK", "TripletHingeProblem", "batch_gradient_numpy",
-           "default_n_basis", "hinges_numpy", "triplet_diffs_basis", "lda_basis",
+__all__ = ["TripletHingeProblem", "default_n_basis", "triplet_diffs_basis", "lda_basis",
            "check_basis", "unique_points"]
 
 #: Projections ``P = X @ B.T`` are precomputed when they hold at most this
@@ -43,22 +38,6 @@ PARALLEL_WORK = 2 ** 26
 MAX_CONTRAST_TRIPLETS = 20000
 #: Triplets per chunk when projections are computed on the fly.
 CHUNK = 4096
-#: A problem with more points than
-#: :data:`~metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES` still runs
-#: on the numpy path when the fit's whole work is at most this many products:
-#: ``gradient_terms * n_basis`` for the mini-batch features plus
-#: ``n_objectives * n_triplets * min(n_basis, n_features)`` for the full
-#: objectives.  Below it numpy's per-iteration overhead costs less than
-#: numba's start-up in a fresh process (about 0.3 s of CPU: importing numba
-#: and loading the cached kernels).  SCML_Supervised at its defaults, first
-#: fit in a fresh process, one thread, CPU of the fit (measured outside the
-#: benchmark lock at load 1.4): breast cancer's 70 % (398 points, 53 basis
-#: elements, 1.2e7 products) 0.15 s on the numpy path against 0.40-0.44 s
-#: on numba's; digits' (1,257 points, 798 elements, 1.3e8 products)
-#: 0.56-0.69 s against 0.45-0.47 s.
-NUMPY_MAX_WORK = 3e7
-
-
 def default_n_basis(n_features):
     """``20 * n_features`` basis elements (before the caps of each basis)."""
     return 20 * n_features
@@ -247,43 +226,6 @@ def check_basis(basis, n_features):
     return U
 
 
-def _phi(P, triplets):
-    """``phi_k = (P[a, k] - P[b, k])^2 - (P[a, k] - P[c, k])^2`` of each triplet (rows)."""
-    Pa = np.take(P, triplets[:, 0], axis=0)
-    u = Pa - np.take(P, triplets[:, 1], axis=0)
-    Pa -= np.take(P, triplets[:, 2], axis=0)
-    u *= u
-    Pa *= Pa
-    u -= Pa
-    return u
-
-
-def batch_gradient_numpy(phi, w, grad):
-    """Mean hinge subgradient of a batch from its features ``phi`` (one row per triplet).
-
-    The numpy version of
-    :func:`metric_estimators._kernels.scml.triplet_batch_gradient`, up to
-    rounding (the margins ``1 + w . phi`` are summed in another order);
-    ``phi`` comes from :meth:`TripletHingeProblem.prepare`.  Returns the
-    number of active triplets.
-    """
-    # the margin 1 + w . phi is positive exactly when w . phi > -1 (near -1
-    # the sum with 1 is exact)
-    active = phi @ w > -1.0
-    np.divide(active @ phi, phi.shape[0], out=grad)
-    return int(np.count_nonzero(active))
-
-
-def hinges_numpy(P, triplets, w):
-    """Numpy version of :func:`metric_estimators._kernels.scml.triplet_hinges` (by chunks)."""
-    out = np.empty(triplets.shape[0])
-    for s in range(0, triplets.shape[0], CHUNK):
-        h = _phi(P, triplets[s:s + CHUNK]) @ w
-        h += 1.0
-        np.maximum(h, 0.0, out=out[s:s + CHUNK])
-    return out
-
-
 class TripletHingeProblem:
     """SCML's smooth part ``f(w)``: the mean triplet hinge, and its mini-batch gradient.
 
@@ -294,23 +236,11 @@ class TripletHingeProblem:
         Row indices into ``points``: ``(a, b, c)`` with ``a`` meant closer to
         ``b`` than to ``c``.
     basis : ndarray of shape (n_basis, n_features)
-    gradient_terms : int, default=0
-        Mini-batch terms the solver will ask gradients of (``max_iter *
-        batch_size``); with ``n_objectives`` it sizes the fit's work.
-    n_objectives : int, default=1
-        Full objectives the solver will evaluate.
-
-    Attributes
-    ----------
-    numpy : bool
-        Evaluate with the numpy functions (when the projections are
-        precomputed and the problem has at most
-        :data:`~metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES`
-        points or at most :data:`NUMPY_MAX_WORK` products of work), else with
-        the numba kernels.
+    kernels : Kernels
+        The fit's kernels (:func:`metric_estimators._backend.choose`).
     """
 
-    def __init__(self, points, triplets, basis, gradient_terms=0, n_objectives=1):
+    def __init__(self, points, triplets, basis, kernels):
         self.points = np.ascontiguousarray(points, dtype=np.float64)
         self.triplets = np.ascontiguousarray(triplets, dtype=np.intp)
         self.basis = np.ascontiguousarray(basis, dtype=np.float64)
@@ -320,42 +250,16 @@ class TripletHingeProblem:
             self.P = self.points @ self.basis.T
         else:
             self.P = None
-        work = (gradient_terms * self.n_basis + n_objectives * self.n_triplets
-                * min(self.n_basis, self.points.shape[1]))
-        # little work counts as no points: numpy, unless numpy_max_samples(-1)
-        # forces numba's path for every size
-        self.numpy = self.P is not None and use_numpy(
-            0 if work <= NUMPY_MAX_WORK else self.points.shape[0])
-        self._gradient_kernel = None
+        self.kernels = kernels
 
     def _local(self, tr):
         # projections of the points of triplets ``tr`` and local indices
         P = self.points[tr.ravel()] @ self.basis.T
         return P, np.arange(P.shape[0], dtype=np.intp).reshape(-1, 3)
 
-    def prepare(self, batches):
-        """Features ``phi`` of the triplets of many batches: (n_batches, batch_size, n_basis).
-
-        The numpy path's per-batch input of :meth:`batch_gradient` (see
-        :func:`~metric_estimators.solvers.stochastic.adagrad_rda`'s
-        ``prepare``); computed for many batches in one vectorised pass.
-        """
-        return _phi(self.P, self.triplets[batches.ravel()]).reshape(
-            batches.shape + (self.n_basis,))
-
     def batch_gradient(self, batch, w, out):
-        """Mean hinge subgradient over ``triplets[batch]`` into ``out``; active count.
-
-        On the numpy path ``batch`` may also be the batch's block of
-        :meth:`prepare` (float features instead of int indices).
-        """
-        if self.numpy:
-            phi = batch if batch.dtype.kind == "f" else self.prepare(batch[None])[0]
-            return batch_gradient_numpy(phi, w, out)
-        triplet_batch_gradient = self._gradient_kernel
-        if triplet_batch_gradient is None:  # numba: on first need, imported once
-            from .._kernels.scml import triplet_batch_gradient
-            self._gradient_kernel = triplet_batch_gradient
+        """Mean hinge subgradient over ``triplets[batch]`` into ``out``; active count."""
+        triplet_batch_gradient = self.kernels.scml.triplet_batch_gradient
         if self.P is not None:
             return triplet_batch_gradient(self.P, self.triplets, batch, w, out)
         P, local = self._local(self.triplets[batch])
@@ -390,13 +294,10 @@ class TripletHingeProblem:
         """
         Z = self.embedding(w)
         ones = np.ones(Z.shape[1])
-        if self.numpy:
-            return hinges_numpy(Z, self.triplets, ones)
-        from .._kernels.scml import triplet_hinges, triplet_hinges_parallel
-
-        kernel = (triplet_hinges_parallel
+        scml = self.kernels.scml
+        kernel = (scml.triplet_hinges_parallel
                   if self.n_triplets * Z.shape[1] > PARALLEL_WORK
-                  else triplet_hinges)
+                  else scml.triplet_hinges)
         return kernel(Z, self.triplets, ones)
 
     def objective(self, w):

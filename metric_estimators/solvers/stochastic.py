@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["StochasticResult", "adagrad_rda", "adagrad_rda_update_numpy"]
+__all__ = ["StochasticResult", "adagrad_rda"]
 
 
 @dataclass
@@ -42,36 +42,9 @@ class StochasticResult:
     n_active_curve: list = field(default_factory=list)
 
 
-def adagrad_rda_update_numpy(grad, grad_sum, grad_sq, w, t, step, l1, nonnegative):
-    """Numpy version of :func:`metric_estimators._kernels.stochastic.adagrad_rda_update`.
-
-    The same step with the same rounding (bit-identical values; a zero may
-    come out as ``-0.0``), in few vectorised operations: small problems take
-    thousands of steps, each costing mostly the operations' call overhead.
-    """
-    grad_sum += grad
-    grad_sq += grad * grad
-    coef = np.sqrt(grad_sq)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # step * t / h: inf where h == 0, where grad_sum == 0 too
-        np.divide(step * t, coef, out=coef)
-        gbar = grad_sum / t
-        if nonnegative:
-            # -l1 - gbar is -(gbar + l1) exactly; coef * val <= 0 (or NaN,
-            # inf * -0.0 where h == 0 and l1 == 0) wherever val <= 0, so the
-            # positive part (fmax drops NaN) is 0 there, coef * val elsewhere
-            np.subtract(-l1, gbar, out=gbar)
-            coef *= gbar
-            np.fmax(coef, 0.0, out=w)
-        else:
-            mag = np.abs(gbar) - l1
-            w[:] = np.where(mag > 0.0, -np.sign(gbar) * coef * mag, 0.0)
-    # where h == 0 and nonnegative=False: mag = -l1 <= 0 gives 0
-
-
 def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
                 nonnegative=True, max_iter, batch_size, check_every, rng,
-                report=None, numba=True, prepare=None, prepare_every=256):
+                kernels, report=None):
     """AdaGrad with regularised dual averaging (Duchi, Hazan & Singer, JMLR 2011).
 
     Each iteration draws ``batch_size`` terms uniformly with replacement,
@@ -98,29 +71,19 @@ def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
     max_iter, batch_size, check_every : int
     rng : numpy.random.RandomState
         Draws the batches (all at once, so a run is reproducible).
+    kernels : Kernels
+        The fit's kernels (:func:`metric_estimators._backend.choose`): the
+        step is their ``stochastic.adagrad_rda_update`` (numba, or its numpy
+        twin: the same iterates).
     report : FitReport or None
         Receives one row ``(iteration, F, n_active, n_nonzero)`` per
         checkpoint.
-    numba : bool, default=True
-        Take the steps with the numba kernel (loaded on first need), else
-        with :func:`adagrad_rda_update_numpy` (small problems: no numba
-        start-up; the same iterates).
-    prepare : callable or None, default=None
-        ``prepare(batches) -> blocks``: called on the batches of the next
-        ``prepare_every`` iterations at once, and ``batch_gradient`` then
-        receives ``blocks[j]`` instead of the ``j``-th batch of indices (a
-        vectorised problem computes its per-term features for many
-        iterations in one pass).
-    prepare_every : int, default=256
 
     Returns
     -------
     result : StochasticResult
     """
-    if numba:
-        from .._kernels.stochastic import adagrad_rda_update
-    else:
-        adagrad_rda_update = adagrad_rda_update_numpy
+    adagrad_rda_update = kernels.stochastic.adagrad_rda_update
     w = np.zeros(n_params)
     grad = np.empty(n_params)
     grad_sum = np.zeros(n_params)
@@ -143,11 +106,8 @@ def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
             result.w = w.copy()
             result.best_iter = it
 
-    blocks, first = batches, 0
     for it in range(1, max_iter + 1):
-        if prepare is not None and (it - 1) % prepare_every == 0:
-            blocks, first = prepare(batches[it - 1:it - 1 + prepare_every]), it - 1
-        batch_gradient(blocks[it - 1 - first], w, grad)
+        batch_gradient(batches[it - 1], w, grad)
         adagrad_rda_update(grad, grad_sum, grad_sq, w, float(it), step, l1,
                            nonnegative)
         if it % check_every == 0 or it == max_iter:

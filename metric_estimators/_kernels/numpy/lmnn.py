@@ -1,11 +1,7 @@
-"""Vectorised numpy versions of LMNN's kernels, for small problems.
+"""numpy twin of :mod:`metric_estimators._kernels.lmnn`: LMNN's inner loops.
 
-The same functions, arguments and results as the numba kernels of
-:mod:`metric_estimators._kernels.lmnn` (see their docstrings for the
-conventions), written with whole-array numpy operations.  They need no
-numba: a small fit (iris, wine, breast cancer, digits) that uses them skips
-numba's import and the loading of its cached kernels, which cost more than
-such a fit (see :data:`metric_estimators._problems.neighbours.NUMPY_MAX_SAMPLES`).
+The same functions, arguments and results as the numba kernels (see their
+docstrings for the conventions), written with whole-array numpy operations.
 
 What is equal and what is not:
 
@@ -21,14 +17,20 @@ What is equal and what is not:
   :func:`pair_sqdist`, :func:`triplet_loss_weights`,
   :func:`laplacian_product`) are summed in another order than numba's
   vectorised loops, so the loss and the gradient agree to rounding
-  (relative ``1e-12`` in the tests), not bit for bit.
+  (relative ``1e-12`` in the tests), not bit for bit;
+* :func:`near_pairs` returns every pair (a superset of the kernel's pairs
+  within their radius, flagged by :data:`exact_near_pairs`), which the
+  hinge's sum treats alike;
+* :func:`sampled_push_weights` sums the loss in another order (to
+  rounding); its weights are the same sums of the same terms.
 """
 
 import numpy as np
 
-__all__ = ["laplacian_product", "near_pairs", "pair_sqdist", "pair_uniform", "pairs_within",
-           "point_hashes", "sampled_pairs_within", "target_sqdist",
-           "threshold_block", "triplet_loss_weights"]
+__all__ = ["exact_near_pairs", "laplacian_product", "near_pairs", "pair_sqdist",
+           "pair_uniform", "pairs_within", "point_hashes", "sampled_pairs_within",
+           "sampled_push_weights", "target_sqdist", "threshold_block",
+           "triplet_loss_weights"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -210,3 +212,24 @@ def pairs_within(Z, a, b, rho, root=None):
         np.sqrt(d, out=root, casting="same_kind")
     keep = d < rho[a]
     return a[keep], b[keep]
+
+
+def sampled_push_weights(G, sq_batch, sq_refs, target_d, valid, y_batch, y_refs, scale):
+    """Squared-hinge push term of a mini-batch against a reference sample.
+
+    See :func:`metric_estimators._kernels.lmnn.sampled_push_weights`:
+    ``(loss, W, w_target, row_sums)``; memory ``O(b k m)``.
+    """
+    d = sq_batch[:, None] - 2.0 * G
+    d += sq_refs[None, :]
+    H = (1.0 + target_d)[:, :, None] - d[:, None, :]             # (b, k, m)
+    keep = valid[:, :, None] & (y_refs[None, None, :] != y_batch[:, None, None])
+    keep &= H > 0.0
+    H *= keep
+    two_scale = 2.0 * scale
+    loss = float(np.einsum("bkm,bkm->", H, H))
+    W = H.sum(axis=1)
+    W *= -two_scale
+    w_target = H.sum(axis=2)
+    w_target *= two_scale
+    return scale * loss, W, w_target, W.sum(axis=1)
