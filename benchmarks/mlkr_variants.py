@@ -89,10 +89,11 @@ def shape(d, weight):
 def penalised_fit(Xtr, ytr, penalty):
     from scipy.optimize import minimize
 
+    from metric_estimators import _backend
     from metric_estimators._problems.mlkr import MLKRObjective
 
     d = Xtr.shape[1]
-    objective = MLKRObjective(Xtr, ytr, d)
+    objective = MLKRObjective(Xtr, ytr, d, _backend.choose("mlkr", Xtr.shape[0]))
 
     def f(flat):
         loss, grad = objective(flat)

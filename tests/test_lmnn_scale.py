@@ -15,7 +15,7 @@ from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wi
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
-from metric_estimators import LMNN
+from metric_estimators import LMNN, _backend
 from metric_estimators._problems.lmnn import (
     ImpostorSet,
     LMNNObjective,
@@ -36,7 +36,7 @@ def _exact(X, y, L):
     """Squared-hinge loss per point with every impostor (L-BFGS's objective)."""
     _, y_idx = np.unique(y, return_inverse=True)
     targets = find_target_neighbors(X, y_idx, 3)
-    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9)
+    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9, _backend.choose("lmnn", 1, 1))
     obj = LMNNObjective(X, targets, imps, 0.5, True, L.shape[0])
     return obj(L.ravel())[0] / X.shape[0]
 
@@ -49,10 +49,10 @@ def test_sampled_objective_is_exact_with_all_references():
     _, y_idx = np.unique(y, return_inverse=True)
     targets = find_target_neighbors(X, y_idx, 3)
     L = np.random.RandomState(0).randn(3, 4)
-    obj = SampledLMNNObjective(X, targets, y_idx, 0.5, 3)
+    obj = SampledLMNNObjective(X, targets, y_idx, 0.5, 3, _backend.choose("lmnn", 1, 1))
     assert obj.full_loss(L.ravel()) == pytest.approx(_exact(X, y, L), rel=1e-12)
     # and the batch gradient over all anchors and references is the exact one
-    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9)
+    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9, _backend.choose("lmnn", 1, 1))
     _, g = LMNNObjective(X, targets, imps, 0.5, True, 3)(L.ravel())
     _, g_all = obj(L.ravel(), np.arange(150), np.arange(150))
     np.testing.assert_allclose(g_all, g / 150, rtol=1e-10, atol=1e-12)
@@ -65,7 +65,7 @@ def test_sampled_gradient_finite_differences(seed):
     targets = find_target_neighbors(X, y_idx, 3)
     rng = np.random.RandomState(seed)
     L = rng.randn(3, 4)
-    obj = SampledLMNNObjective(X, targets, y_idx, 0.5, 3)
+    obj = SampledLMNNObjective(X, targets, y_idx, 0.5, 3, _backend.choose("lmnn", 1, 1))
     batch = np.sort(rng.choice(150, 20, replace=False))
     refs = np.sort(rng.choice(150, 60, replace=False))
     _, g = obj(L.ravel(), batch, refs)
@@ -111,7 +111,7 @@ def test_sampled_objective_matches_dense_reference(seed):
     L = rng.randn(3, 5)
     batch = np.sort(np.r_[4, 7, rng.choice(np.r_[0:4, 8:120], 14, replace=False)])
     refs = np.sort(rng.choice(120, 25, replace=False))
-    obj = SampledLMNNObjective(X, targets, y_idx, 0.4, 3)
+    obj = SampledLMNNObjective(X, targets, y_idx, 0.4, 3, _backend.choose("lmnn", 1, 1))
     f, g = obj(L.ravel(), batch, refs)
     f_ref, g_ref = _sampled_reference(X, targets, y_idx, 0.4, L, batch, refs)
     assert f == pytest.approx(f_ref, rel=1e-12)
@@ -145,7 +145,7 @@ def test_sampled_objective_is_unbiased():
     _, y_idx = np.unique(y, return_inverse=True)
     targets = find_target_neighbors(X, y_idx, 3)
     L = np.random.RandomState(1).randn(4, 4)
-    obj = SampledLMNNObjective(X, targets, y_idx, 0.5, 4)
+    obj = SampledLMNNObjective(X, targets, y_idx, 0.5, 4, _backend.choose("lmnn", 1, 1))
     rng = np.random.RandomState(0)
     est = np.mean([obj(L.ravel(), np.arange(150),
                        np.sort(rng.choice(150, 50, replace=False)))[0]
@@ -381,7 +381,7 @@ def test_impostor_store_is_int32():
     X, y = load_iris(return_X_y=True)
     _, y_idx = np.unique(y, return_inverse=True)
     targets = find_target_neighbors(X, y_idx, 3)
-    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**6)
+    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**6, _backend.choose("lmnn", 1, 1))
     objective = LMNNObjective(X, targets, imps, 0.5, True, 4)
     objective(np.eye(4).ravel())
     assert imps.imp_i.dtype == np.int32 and imps.imp_l.dtype == np.int32
@@ -401,7 +401,7 @@ def test_hashed_scan_shrinks_on_overflow_and_matches_brute_force(monkeypatch):
                                n_classes=3, random_state=1)
     _, y_idx = np.unique(y, return_inverse=True)
     targets = find_target_neighbors(X, y_idx, 3)
-    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 400, seed=5)
+    imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 400, _backend.choose("lmnn", 1, 1), seed=5)
     imps.hashes = point_hashes(300, 5)
     imps.fraction = 0.9  # far too many pairs for a cap of 400: it must shrink
     imps.since_search = 0
@@ -478,7 +478,7 @@ def test_threaded_hashed_search_equals_the_serial_one(cap, monkeypatch):
     for threads in (1, 2, 3):
         monkeypatch.setattr(mod, "THREADED_SEARCH_SAMPLES", 1)
         monkeypatch.setattr(mod, "search_threads", lambda t=threads: t)
-        imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), cap, seed=4)
+        imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), cap, _backend.choose("lmnn", 1, 1), seed=4)
         imps.hashes = point_hashes(600, 4)
         imps.fraction = 0.6
         a, b = imps._search_hashed(X, mod.SLACK * R)

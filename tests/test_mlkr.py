@@ -6,7 +6,7 @@ import pytest
 from scipy.optimize import check_grad
 from sklearn.exceptions import ConvergenceWarning
 
-from metric_estimators import MLKR
+from metric_estimators import MLKR, _backend
 from metric_estimators._problems.mlkr import MLKRObjective
 
 
@@ -38,7 +38,7 @@ def problem():
 
 def test_loss_and_gradient_match_reference(problem):
     X, y, L = problem
-    obj = MLKRObjective(X, y, 2)
+    obj = MLKRObjective(X, y, 2, _backend.NUMPY)
     loss, grad = obj(L.ravel())
     ref_loss, ref_grad, ref_yhat = reference_loss_grad(L, X, y)
     np.testing.assert_allclose(loss, ref_loss, rtol=1e-10)
@@ -49,7 +49,7 @@ def test_loss_and_gradient_match_reference(problem):
 
 def test_gradient_finite_differences(problem):
     X, y, L = problem
-    obj = MLKRObjective(X, y, 2)
+    obj = MLKRObjective(X, y, 2, _backend.NUMPY)
     err = check_grad(lambda f: obj(f)[0], lambda f: obj(f)[1], L.ravel(),
                      epsilon=1e-6)
     assert err < 1e-5 * max(1.0, np.linalg.norm(obj(L.ravel())[1]))
@@ -66,7 +66,7 @@ def test_far_apart_points_stay_finite():
     the predictions (the nearest neighbour's target) finite."""
     X = np.array([[0.0], [100.0], [250.0], [450.0]])
     y = np.array([1.0, 2.0, 3.0, 4.0])
-    obj = MLKRObjective(X, y, 1)
+    obj = MLKRObjective(X, y, 1, _backend.NUMPY)
     loss, grad = obj(np.array([1.0]))
     assert np.isfinite(loss) and np.all(np.isfinite(grad))
     np.testing.assert_allclose(obj.predictions(np.array([[1.0]])),
@@ -78,7 +78,7 @@ def test_fit_decreases_loss_and_finds_relevant_feature():
     X = rng.randn(80, 3)
     y = np.sin(2 * X[:, 0])
     mlkr = MLKR(random_state=0).fit(X, y)
-    obj = MLKRObjective(X, y, 3)
+    obj = MLKRObjective(X, y, 3, _backend.NUMPY)
     assert obj(mlkr.components_.ravel())[0] < obj(np.eye(3).ravel())[0]
     w = np.linalg.norm(mlkr.components_, axis=0)
     assert w[0] > 2 * max(w[1], w[2])

@@ -14,6 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
+from metric_estimators import _backend
 from metric_estimators._kernels.ordinal import triplet_hinge
 from metric_estimators._problems.neighbours import knn_indices
 from metric_estimators._problems.ordinal import LODMLProblem, OMDMLProblem
@@ -121,7 +122,7 @@ def test_omdml_objective_matches_reference(small, local_graph, dissim):
     X, y = small
     levels, level_idx = np.unique(y, return_inverse=True)
     T, _ = label_embedding(levels, dissim)
-    problem = OMDMLProblem(X, level_idx, T, 3, local_graph, 0.7, 0.01)
+    problem = OMDMLProblem(X, level_idx, T, 3, local_graph, 0.7, 0.01, _backend.NUMPY)
     rng = np.random.default_rng(1)
     L = rng.standard_normal((T.shape[1], X.shape[1]))
     J, _ = problem.objective(L)
@@ -133,7 +134,7 @@ def test_omdml_gradient_finite_differences(small):
     X, y = small
     levels, level_idx = np.unique(y, return_inverse=True)
     T, _ = label_embedding(levels, "sqrt")
-    problem = OMDMLProblem(X, level_idx, T, 4, "all", 0.5, 0.1)
+    problem = OMDMLProblem(X, level_idx, T, 4, "all", 0.5, 0.1, _backend.NUMPY)
     rng = np.random.default_rng(2)
     L = rng.standard_normal((T.shape[1], X.shape[1]))
     _, G = problem.objective(L)
@@ -314,7 +315,8 @@ def test_triplet_hinge_kernel_matches_numpy():
 def test_lodml_objective_and_subgradient(small):
     X, y = small
     _, level_idx = np.unique(y, return_inverse=True)
-    problem = LODMLProblem(X, y.astype(float), level_idx, 4, 0.6, 0.8, None, None)
+    problem = LODMLProblem(X, y.astype(float), level_idx, 4, 0.6, 0.8, None, None,
+                           _backend.NUMPY)
     rng = np.random.default_rng(0)
     B = rng.standard_normal((X.shape[1], X.shape[1]))
     A = B @ B.T / X.shape[1]
