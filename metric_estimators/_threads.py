@@ -4,8 +4,11 @@ On small dense products BLAS threads do not pay off and, on busy cores, their
 spinning makes fits many times slower; there the learners cap BLAS at one
 thread with threadpoolctl.  Below :data:`TINY_BLAS_WORK` they do not: BLAS
 does not start threads for such products anyway, and threadpoolctl's first
-call in a process (a scan of every loaded library, measured at 30-100 ms)
-would cost more than the whole fit.
+call in a process (a scan of every loaded library) would cost more than the
+whole fit.  OpenBLAS does start threads for products of a few hundred
+thousand multiply-adds (LMNN on scikit-learn's breast_cancer, 569 x 30),
+where they cost a first fit more CPU than its work
+(``benchmarks/results/first_contact.md``), hence a low threshold.
 """
 
 import os
@@ -18,7 +21,7 @@ from threadpoolctl import ThreadpoolController
 __all__ = ["TINY_BLAS_WORK", "one_blas_thread", "ordered_map", "usable_cpus"]
 
 #: multiply-adds of the fit's typical product below which no limit is set
-TINY_BLAS_WORK = 1e6
+TINY_BLAS_WORK = 1e4
 
 # One controller per process: building it scans every loaded library (about
 # 2 ms at each fit otherwise); its limit() only sets and restores the
