@@ -4,10 +4,11 @@ Weinberger, K. Q. and Saul, L. K. (2009). Distance metric learning for large
 margin nearest neighbor classification. JMLR 10, 207-244.
 
 The estimator only validates, builds the problem and calls a solver: target
-neighbours, the impostor active set and the objective are in
-:mod:`metric_estimators._problems.lmnn`, the solvers in
+neighbours and the objective are in :mod:`metric_estimators._problems.lmnn`,
+the impostor oracle (the active set of candidate impostor pairs) in
+:mod:`metric_estimators.solvers.impostors`, the solvers in
 :mod:`metric_estimators.solvers.lmnn_runs` (L-BFGS, mini-batch AMSGrad and
-the subgradient method wired to the impostor active set).
+the subgradient method wired to the impostor oracle).
 """
 
 import warnings
@@ -20,14 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _backend
 from ._linalg import initialize_components, power_of_two_scale
-from ._problems.lmnn import (
-    ImpostorSet,
-    LMNNObjective,
-    SampledLMNNObjective,
-    find_target_neighbors,
-    impostor_budget,
-    search_threads,
-)
+from ._problems.lmnn import LMNNObjective, SampledLMNNObjective, find_target_neighbors
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._threads import one_blas_thread
 from ._validation import (
@@ -39,6 +33,7 @@ from ._validation import (
     validate_labelled_points,
 )
 from .base import MahalanobisMixin
+from .solvers.impostors import ImpostorSet, impostor_budget, search_threads
 from .solvers.lmnn_runs import run_lbfgs, run_sgd, run_subgradient
 
 __all__ = ["LMNN", "find_target_neighbors"]
@@ -46,8 +41,9 @@ __all__ = ["LMNN", "find_target_neighbors"]
 # Below this n_samples * n_features * n_components, BLAS runs single-threaded:
 # the products of an LMNN iteration (X L^T, Z^T Lap X, the search's blocks)
 # are a small part of its time next to the single-threaded pair kernels, and
-# on busy cores threaded BLAS spins (7,000 x 100 on a loaded 2-core machine:
-# 0.45 s CPU per objective evaluation with two threads, 0.05 s with one).
+# on busy cores threaded BLAS threads spin, costing many times the CPU of the
+# product itself; only products far larger than a typical fit's gain from
+# threads (see metric_estimators._threads).
 _SMALL_BLAS = 2e9
 
 
@@ -95,9 +91,9 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         Initial ``L``; ``'auto'`` as in scikit-learn's NCA.
 
     max_iter : int, default=1000
-        Maximum number of iterations of the solver (a safety net: the
-        default ``tol`` stops iris, wine, breast_cancer and digits after
-        26 to about 180 iterations).
+        Maximum number of iterations of the solver, a safety net: with the
+        default ``tol`` fits on the usual small data sets stop long before it
+        (the ``n_iter`` column of ``benchmarks/results/lmnn_defaults.md``).
 
     tol : float, default=1e-4
         Convergence tolerance on the relative decrease of the objective.
@@ -146,7 +142,8 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         decrease, halved with a roll-back after an increase).  ``'sgd'``:
         the squared hinge by mini-batch AMSGrad
         (:mod:`metric_estimators.solvers.minibatch`) for data too large for
-        the others (10^6 points): each batch of ``batch_size`` anchors
+        the others (millions of points, ``benchmarks/results/lmnn_scale.md``):
+        each batch of ``batch_size`` anchors
         meets a fresh uniform sample of 4096 points as candidate impostors,
         reweighted so that the gradient is unbiased
         (:class:`~metric_estimators._problems.lmnn.SampledLMNNObjective`);
@@ -341,77 +338,82 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         s = power_of_two_scale(X)
         if s != 1.0:
             X = X / s
+        L0 = self._initial_components(X, y_idx, s, rng)
+        kernels = _backend.choose("lmnn", *X.shape)
+        # BLAS threads do not pay off on small products and, when the cores
+        # are busy (grid searches, shared machines), spinning threads make
+        # them several times slower; large problems keep the default pool.
+        with one_blas_thread(X.size * L0.shape[0], upper=_SMALL_BLAS):
+            targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
+                                            progress=report.progress, kernels=kernels)
+            report.phase(f"target neighbours: {params['n_neighbors']} per point")
+            objective, impostors = self._build_problem(
+                X, y_idx, targets, L0.shape[0], params, kernels, rng, report)
+            history = _History(self, objective, report, L0.shape, s)
+            L, n_iter, converged, stopped = self._solve(
+                objective, impostors, L0, history.record, params, rng, report)
+        n_searches = 0 if impostors is None else impostors.n_searches
+        report.finish(f"{'converged' if converged else 'stopped'}"
+                      f"{' by the callback' if stopped else ''} after "
+                      f"{n_iter} iterations, {n_searches} impostor searches")
+        self.components_ = (L / s if s != 1.0 else L).reshape(L0.shape)
+        self.n_iter_ = n_iter
+        self.loss_curve_ = history.curve
+        self.n_active_curve_ = history.active_curve
+        self.target_neighbors_ = targets
+        self.n_impostor_searches_ = n_searches
+        if impostors is not None and impostors.subsample is not None:
+            warnings.warn(_subsample_message(impostors.subsample), UserWarning,
+                          stacklevel=3)
+        if not converged and not stopped:
+            convergence_warning(self, max_iter=self.max_iter, tol=params["tol"],
+                                history=history.curve, stacklevel=4)
+        return self
+
+    def _initial_components(self, X, y_idx, s, rng):
+        """``L0``: the previous map (``warm_start``) or ``init``, for the scaled ``X``."""
         warm = self._warm_components(X.shape[1])
         L0 = initialize_components(
             check_init(self.init, X.shape[1], self.n_components)
             if warm is None else warm, X, y_idx, self.n_components, rng)
         if warm is not None or isinstance(self.init, np.ndarray):
             L0 = L0 * s  # a given L acts on the data in the user's units
-        # BLAS threads do not pay off on small products and, when the cores
-        # are busy (grid searches, shared machines), spinning threads make
-        # them several times slower; large problems keep the default pool.
-        blas_work = X.shape[0] * X.shape[1] * L0.shape[0]
-        kernels = _backend.choose("lmnn", *X.shape)
-        with one_blas_thread(blas_work, upper=_SMALL_BLAS):
-            targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
-                                            progress=report.progress, kernels=kernels)
-        report.phase(f"target neighbours: {params['n_neighbors']} per point")
-        cap, budget = impostor_budget(self.max_impostors,
-                                      params["impostor_memory"], X)
-        impostors = ImpostorSet(
-            y_idx, (targets >= 0).any(axis=1), cap, kernels,
-            seed=rng.randint(np.iinfo(np.int32).max), log=report.phase,
-            progress=report.progress, threads=search_threads(),
-        )
-        impostors.budget = budget
+        return L0
+
+    def _build_problem(self, X, y_idx, targets, n_components, params, kernels, rng,
+                       report):
+        """The objective, and the impostor oracle it is evaluated on (None for SGD).
+
+        The oracle's seed is drawn for every solver, so that the random
+        stream after it (SGD's batches) does not depend on the solver.
+        """
+        seed = rng.randint(np.iinfo(np.int32).max)
         if self.solver == "sgd":
-            objective = SampledLMNNObjective(
-                X, targets, y_idx, self.regularization, L0.shape[0], kernels)
-            objective.rng = rng  # batches and reference samples
-        else:
-            objective = LMNNObjective(
-                X, targets, impostors, self.regularization,
-                params["loss"] == "squared_hinge", L0.shape[0],
-            )
-        curve, active_curve = [], []
+            return SampledLMNNObjective(X, targets, y_idx, self.regularization,
+                                        n_components, kernels), None
+        cap, budget = impostor_budget(self.max_impostors, params["impostor_memory"], X)
+        impostors = ImpostorSet(
+            y_idx, (targets >= 0).any(axis=1), cap, kernels, seed=seed,
+            budget=budget, log=report.phase, progress=report.progress,
+            threads=search_threads())
+        objective = LMNNObjective(X, targets, impostors, self.regularization,
+                                  params["loss"] == "squared_hinge", n_components)
+        return objective, impostors
 
-        def record(f, x, n_iter=None):  # after every iteration of either solver
-            curve.append(float(f))
-            n_active = getattr(objective, "n_active", None)
-            active_curve.append(n_active)
-            it = len(curve) if n_iter is None else n_iter
-            report.row(it, f, n_active)
-            if self.callback is None:
-                return False
-            self.components_ = (x / s).reshape(L0.shape)
-            return bool(self.callback(self, it))
-
+    def _solve(self, objective, impostors, L0, record, params, rng, report):
+        """Run the chosen solver from ``L0``: ``(L, n_iter, converged, stopped)``."""
+        x0 = L0.ravel().copy()
         options = {"max_iter": self.max_iter, "tol": params["tol"]}
         if self.solver == "sgd":
-            solve, options = run_sgd, dict(
-                options, learn_rate=self.learn_rate, batch_size=self.batch_size,
-                progress=report.progress)
-        elif self.solver == "subgradient":
-            solve, options = run_subgradient, dict(
-                options, learn_rate=self.learn_rate, min_iter=params["min_iter"])
-        else:
-            solve = run_lbfgs
-        with one_blas_thread(blas_work, upper=_SMALL_BLAS):
-            L, n_iter, converged, stopped = solve(
-                objective, L0.ravel().copy(), record, **options)
-        report.finish(f"{'converged' if converged else 'stopped'}"
-                      f"{' by the callback' if stopped else ''} after "
-                      f"{n_iter} iterations, {impostors.n_searches} impostor searches")
-        self.components_ = (L / s if s != 1.0 else L).reshape(L0.shape)
-        self.n_iter_ = n_iter
-        self.loss_curve_ = curve
-        self.n_active_curve_ = active_curve
-        self.target_neighbors_ = targets
-        self.n_impostor_searches_ = impostors.n_searches
-        if not converged and not stopped:
-            convergence_warning(self, max_iter=self.max_iter, tol=params["tol"],
-                                history=curve, stacklevel=4)
-        return self
+            return run_sgd(objective.sample, x0, record, n_samples=objective.n_samples,
+                           random_state=rng, learn_rate=self.learn_rate,
+                           batch_size=self.batch_size, progress=report.progress,
+                           **options)
+        oracle = {"impostors": impostors, "locate": objective.search_point}
+        if self.solver == "subgradient":
+            return run_subgradient(objective, x0, record, learn_rate=self.learn_rate,
+                                   min_iter=params["min_iter"], **oracle, **options)
+        return run_lbfgs(objective, x0, record, **oracle, **options)
 
     def _validate_params(self):
         # metric-learn's LMNN(init, n_neighbors, ...) order, used positionally,
@@ -493,3 +495,57 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
                 self.n_components is not None and L.shape[0] != self.n_components):
             return None
         return L.copy()
+
+
+class _History:
+    """The per-iteration hook of the solvers: loss curve, verbose table, user callback."""
+
+    def __init__(self, estimator, objective, report, shape, scale):
+        self.estimator, self.objective, self.report = estimator, objective, report
+        self.shape, self.scale = shape, scale
+        self.curve, self.active_curve = [], []
+
+    def record(self, f, x, n_iter=None):
+        """Store one iteration; True when the user's callback asks to stop."""
+        self.curve.append(float(f))
+        n_active = getattr(self.objective, "n_active", None)
+        self.active_curve.append(n_active)
+        it = len(self.curve) if n_iter is None else n_iter
+        self.report.row(it, f, n_active)
+        est = self.estimator
+        if est.callback is None:
+            return False
+        est.components_ = (x / self.scale).reshape(self.shape)
+        return bool(est.callback(est, it))
+
+
+def _size(n_bytes):
+    """A byte count for messages: '812 kB', '37 MB', '1.2 GB'."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.3g} {unit}"
+    return f"{int(n_bytes)} B"
+
+
+def _subsample_message(note):
+    """The warning that the push term is sampled, and what the exact loss would cost.
+
+    ``note``: the oracle's :class:`~metric_estimators.solvers.impostors.SubsampleNote`.
+    The exact loss needs its near-active pairs plus 20 % of room; an
+    objective evaluation makes about three passes over the pairs
+    (distances, weights, gradient).
+    """
+    full = 1.2 * note.near_active
+    budget = "" if note.budget is None else f" (impostor_memory={_size(note.budget)})"
+    per_pass = 3.0 * note.seconds_per_pair
+    return (
+        f"More than max_impostors={note.cap}{budget} impostor pairs are near-"
+        f"active (about {note.near_active:.3g}); the push term is estimated on a "
+        f"fixed random subset of impostor pairs (fraction {note.fraction:.3g}). "
+        f"The exact LMNN loss needs max_impostors >= {full:.3g} (impostor_memory "
+        f">= {_size(note.pair_bytes * full)}): about "
+        f"{_size(note.pair_bytes * max(full - note.cap, 0.0))} more memory, and "
+        f"roughly {per_pass * full:.2g} s instead of {per_pass * note.n_kept:.2g} s "
+        f"on impostors per objective evaluation (this search took "
+        f"{note.search_seconds:.2g} s)."
+    )

@@ -15,11 +15,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from metric_estimators import LMNN, _backend
-from metric_estimators._problems.lmnn import (
-    ImpostorSet,
-    LMNNObjective,
-    find_target_neighbors,
-)
+from metric_estimators._problems.lmnn import LMNNObjective, find_target_neighbors
+from metric_estimators.solvers.impostors import ImpostorSet
 
 # ---------------------------------------------------------------------------
 # plain-numpy reference (written independently of the package's kernels)
@@ -60,6 +57,14 @@ def make_objective(X, y, k, mu, squared, n_components=None):
     return LMNNObjective(X, targets, imps, mu, squared, n_components), targets
 
 
+def searched(obj, flat):
+    """``obj(flat)`` after a first impostor search at ``flat`` (as the solvers do)."""
+    imps = obj.impostors
+    if imps.n_searches == 0:
+        imps.refresh(*obj.search_point(flat))
+    return obj(flat)
+
+
 def small_problem(seed, n=40, d=5, n_classes=3):
     rng = np.random.RandomState(seed)
     X = rng.randn(n, d)
@@ -92,7 +97,7 @@ def test_loss_matches_numpy_reference(seed, squared, n_components):
     obj, targets = make_objective(X, y, 3, 0.4, squared, n_components)
     np.testing.assert_array_equal(targets, reference_targets(X, y, 3))
     L = rng.randn(obj.shape[0], X.shape[1]) * 0.5
-    loss, _ = obj(L.ravel())
+    loss, _ = searched(obj, L.ravel())
     assert loss == pytest.approx(reference_loss(L, X, y, targets, 0.4, squared), rel=1e-10)
 
 
@@ -101,7 +106,7 @@ def test_gradient_finite_differences(seed):
     X, y, rng = small_problem(seed, n=30, d=4)
     obj, targets = make_objective(X, y, 2, 0.5, True)
     L = rng.randn(4, 4) * 0.7
-    _, grad = obj(L.ravel())
+    _, grad = searched(obj, L.ravel())
     eps = 1e-6
     num = np.zeros(L.size)
     for p in range(L.size):
@@ -119,7 +124,7 @@ def test_gradient_of_hinge_is_subgradient():
     X, y, rng = small_problem(7, n=25, d=3)
     obj, targets = make_objective(X, y, 2, 0.5, False)
     L = rng.randn(3, 3)
-    _, grad = obj(L.ravel())
+    _, grad = searched(obj, L.ravel())
     eps = 1e-7
     direction = rng.randn(L.size)
     direction /= np.linalg.norm(direction)
@@ -159,7 +164,7 @@ def test_lbfgs_converges_to_stationary_point():
         lmnn = LMNN(max_iter=2000, tol=1e-7, loss="squared_hinge",
                     random_state=0).fit(X, y)
     obj, _ = make_objective(X, y, 3, 0.5, True)
-    _, grad = obj(lmnn.components_.ravel())
+    _, grad = searched(obj, lmnn.components_.ravel())
     assert np.abs(grad).max() < 1e-4 * max(1.0, np.abs(lmnn.components_).max())
 
 
@@ -375,7 +380,7 @@ def test_max_impostors_truncation_warns():
 
 def test_impostor_search_blocks_match_brute_force(monkeypatch):
     """Blockwise search with tiny blocks finds exactly the brute-force pairs."""
-    import metric_estimators._problems.lmnn as mod
+    import metric_estimators.solvers.impostors as mod
 
     monkeypatch.setattr(mod, "BLOCK", 7)
     X, y, rng = small_problem(3, n=50, d=4, n_classes=4)
@@ -417,7 +422,7 @@ def test_reference_targets_agree_with_sklearn():
 def test_impostor_subsample_is_fixed_and_unbiased(hashed_fraction, monkeypatch):
     """Beyond max_impostors the push term uses a fixed hash-chosen subset of
     all impostor pairs: the same subset at every L, reweighted by 1/fraction."""
-    import metric_estimators._problems.lmnn as mod
+    import metric_estimators.solvers.impostors as mod
     from metric_estimators._kernels.lmnn import pair_uniform, point_hashes
 
     monkeypatch.setattr(mod, "HASHED_SCAN_FRACTION", hashed_fraction)
@@ -436,13 +441,16 @@ def test_impostor_subsample_is_fixed_and_unbiased(hashed_fraction, monkeypatch):
     targets = find_target_neighbors(X, y_idx, 3)
     has = (targets >= 0).any(axis=1)
     exact = LMNNObjective(X, targets, ImpostorSet(y_idx, has, 10**9, _backend.choose("lmnn", 1, 1)), 0.5, True, 5)
-    loss_exact, _ = exact(np.eye(5).ravel())
+    loss_exact, _ = searched(exact, np.eye(5).ravel())
     n_pairs = exact.impostors.imp_i.size
     sampled_set = ImpostorSet(y_idx, has, n_pairs // 4, _backend.choose("lmnn", 1, 1), seed=3)
     sampled = LMNNObjective(X, targets, sampled_set, 0.5, True, 5)
-    with pytest.warns(UserWarning, match="fixed random"):
-        loss_sampled, _ = sampled(np.eye(5).ravel())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the oracle leaves a note, never warns
+        loss_sampled, _ = searched(sampled, np.eye(5).ravel())
     frac = sampled_set.fraction
+    note = sampled_set.subsample
+    assert note is not None and note.fraction == frac and note.n_kept > 0
     assert 0 < frac < 0.5
     # with a sampling fraction below HASHED_SCAN_FRACTION, searches test each
     # pair's fixed number before its distance (the hashed scan)
@@ -543,7 +551,7 @@ def test_objective_with_bound_equals_all_pairs_bit_for_bit():
         obj, targets = make_objective(X, y, 3, 0.5, False)
         assert obj.kernels is _backend.NUMBA
         L0 = np.eye(8)
-        obj(L0.ravel())  # the first search
+        searched(obj, L0.ravel())  # the first search
         imps = obj.impostors
         assert imps.ref_root is not None and not imps.ref_stale
         for step in (0.0, 1e-4, 1e-2, 0.1, 0.3, 0.01, 1.0, 0.0):
@@ -562,7 +570,7 @@ def test_objective_with_bound_equals_all_pairs_bit_for_bit():
             np.testing.assert_array_equal(grad, (2.0 * (Z.T @ LX)).ravel())
             assert obj.n_active_pairs == np.count_nonzero(w_i)
             assert 0 < n_active
-        assert obj.verify(L0.ravel()) >= 0  # a new store, a new reference
+        assert imps.refresh(*obj.search_point(L0.ravel())) >= 0  # a new store, a new reference
         assert imps.ref_root.size == imps.imp_i.size and not imps.ref_stale
 
 
@@ -574,7 +582,7 @@ def test_missed_count_from_held_pairs_equals_matching(monkeypatch, max_impostors
     same count, exact store or sampled."""
     import copy
 
-    from metric_estimators._problems import lmnn as mod
+    from metric_estimators.solvers import impostors as mod
 
     original = mod.ImpostorSet.refresh
     counts = []

@@ -17,13 +17,13 @@ from sklearn.preprocessing import StandardScaler
 
 from metric_estimators import LMNN, _backend
 from metric_estimators._problems.lmnn import (
-    ImpostorSet,
     LMNNObjective,
     SampledLMNNObjective,
     find_target_neighbors,
     uniform_subset,
 )
 from metric_estimators._reporting import FitReport, make_progress_bar
+from metric_estimators.solvers.impostors import ImpostorSet
 from metric_estimators.solvers.lbfgs import relative_change
 
 
@@ -32,13 +32,21 @@ def _iris():
     return StandardScaler().fit_transform(X), y
 
 
+def _searched(obj, flat):
+    """``obj(flat)`` after a first impostor search at ``flat`` (as the solvers do)."""
+    imps = obj.impostors
+    if imps.n_searches == 0:
+        imps.refresh(*obj.search_point(flat))
+    return obj(flat)
+
+
 def _exact(X, y, L):
     """Squared-hinge loss per point with every impostor (L-BFGS's objective)."""
     _, y_idx = np.unique(y, return_inverse=True)
     targets = find_target_neighbors(X, y_idx, 3)
     imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9, _backend.choose("lmnn", 1, 1))
     obj = LMNNObjective(X, targets, imps, 0.5, True, L.shape[0])
-    return obj(L.ravel())[0] / X.shape[0]
+    return _searched(obj, L.ravel())[0] / X.shape[0]
 
 
 # --------------------------------------------------------------------- sgd
@@ -53,7 +61,7 @@ def test_sampled_objective_is_exact_with_all_references():
     assert obj.full_loss(L.ravel()) == pytest.approx(_exact(X, y, L), rel=1e-12)
     # and the batch gradient over all anchors and references is the exact one
     imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9, _backend.choose("lmnn", 1, 1))
-    _, g = LMNNObjective(X, targets, imps, 0.5, True, 3)(L.ravel())
+    _, g = _searched(LMNNObjective(X, targets, imps, 0.5, True, 3), L.ravel())
     _, g_all = obj(L.ravel(), np.arange(150), np.arange(150))
     np.testing.assert_allclose(g_all, g / 150, rtol=1e-10, atol=1e-12)
 
@@ -338,7 +346,7 @@ def test_bad_impostor_memory_fails_before_the_fit(monkeypatch):
 
 
 def test_auto_budget_scales_with_the_data():
-    import metric_estimators._problems.lmnn as mod
+    import metric_estimators.solvers.impostors as mod
 
     small = np.zeros((100, 4))
     big = np.zeros((100_000, 100))  # 80 MB: 4 x that is above the minimum
@@ -383,7 +391,7 @@ def test_impostor_store_is_int32():
     targets = find_target_neighbors(X, y_idx, 3)
     imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**6, _backend.choose("lmnn", 1, 1))
     objective = LMNNObjective(X, targets, imps, 0.5, True, 4)
-    objective(np.eye(4).ravel())
+    _searched(objective, np.eye(4).ravel())
     assert imps.imp_i.dtype == np.int32 and imps.imp_l.dtype == np.int32
     assert imps.imp_i.size > 0
 
@@ -393,7 +401,7 @@ def test_hashed_scan_shrinks_on_overflow_and_matches_brute_force(monkeypatch):
     exactly the brute-force pairs of the final (smaller) fraction."""
     from sklearn.datasets import make_classification
 
-    import metric_estimators._problems.lmnn as mod
+    import metric_estimators.solvers.impostors as mod
     from metric_estimators._kernels.lmnn import pair_uniform, point_hashes
 
     monkeypatch.setattr(mod, "HASHED_SCAN_FRACTION", 1.0)
@@ -465,7 +473,7 @@ def test_threaded_hashed_search_equals_the_serial_one(cap, monkeypatch):
     overflows and the fraction shrinks mid-search."""
     from sklearn.datasets import make_classification
 
-    import metric_estimators._problems.lmnn as mod
+    import metric_estimators.solvers.impostors as mod
     from metric_estimators._kernels.lmnn import point_hashes
 
     X, y = make_classification(n_samples=600, n_features=6, n_informative=4,
@@ -477,8 +485,8 @@ def test_threaded_hashed_search_equals_the_serial_one(cap, monkeypatch):
     results = []
     for threads in (1, 2, 3):
         monkeypatch.setattr(mod, "THREADED_SEARCH_SAMPLES", 1)
-        monkeypatch.setattr(mod, "search_threads", lambda t=threads: t)
-        imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), cap, _backend.choose("lmnn", 1, 1), seed=4)
+        imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), cap,
+                           _backend.choose("lmnn", 1, 1), seed=4, threads=threads)
         imps.hashes = point_hashes(600, 4)
         imps.fraction = 0.6
         a, b = imps._search_hashed(X, mod.SLACK * R)
@@ -517,7 +525,7 @@ def test_ordered_map_keeps_order_and_bounds_lookahead(n_threads):
 
 
 def test_search_threads_is_bounded():
-    from metric_estimators._problems.lmnn import MAX_SEARCH_THREADS, search_threads
+    from metric_estimators.solvers.impostors import MAX_SEARCH_THREADS, search_threads
 
     assert 1 <= search_threads() <= MAX_SEARCH_THREADS
 

@@ -22,11 +22,11 @@ from metric_estimators._kernels.neighbours import rank_candidates
 from metric_estimators._kernels.numpy import lmnn as npk
 from metric_estimators._kernels.numpy.neighbours import rank_candidates as rank_candidates_numpy
 from metric_estimators._problems.lmnn import (
-    ImpostorSet,
     LMNNObjective,
     find_target_neighbors,
 )
 from metric_estimators._problems.neighbours import nearest
+from metric_estimators.solvers.impostors import ImpostorSet
 
 
 def _problem(seed, n=60, d=4, c=3, k=3, ties=False):
@@ -167,6 +167,7 @@ def test_objectives_agree(squared):
     for kernels in (_backend.NUMPY, _backend.NUMBA):
         imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**9, kernels)
         obj = LMNNObjective(X, targets, imps, 0.5, squared, 5)
+        imps.refresh(*obj.search_point(L))
         values.append(obj(L))
         assert imps.imp_i.size > 0 and obj.n_active > 0
     (fa, ga), (fb, gb) = values

@@ -72,7 +72,7 @@ def startup(code: str) -> dict:
     import sklearn.datasets  # noqa: F401
 
     import metric_estimators  # noqa: F401
-    from metric_estimators._problems.lmnn import ImpostorSet  # noqa: F401
+    from metric_estimators.solvers.impostors import ImpostorSet  # noqa: F401
 
     assert "numba" not in sys.modules, "numba was loaded before the measurement"
     t = time.process_time()

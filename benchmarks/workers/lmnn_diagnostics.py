@@ -119,13 +119,15 @@ def exact_objective(L, X, y) -> float:
     import numpy as np
 
     from metric_estimators import _backend
-    from metric_estimators._problems.lmnn import ImpostorSet, LMNNObjective, find_target_neighbors
+    from metric_estimators._problems.lmnn import LMNNObjective, find_target_neighbors
+    from metric_estimators.solvers.impostors import ImpostorSet
 
     y_idx = np.unique(y, return_inverse=True)[1]
     targets = find_target_neighbors(X, y_idx, 3)
     imps = ImpostorSet(y_idx, (targets >= 0).any(axis=1), 10**10,
                        _backend.choose("lmnn", *X.shape))
     obj = LMNNObjective(X, targets, imps, 0.5, False, L.shape[0])
+    imps.refresh(*obj.search_point(L.ravel()))
     return float(obj(L.ravel())[0])
 
 
