@@ -132,9 +132,10 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         for ``solver='sgd'`` (which has no other).  L-BFGS on the hinge
         stops where its line search cannot decrease the piecewise smooth
         loss any more (and a search confirms the impostor set), as PyLMNN's
-        does; on the data families of ``benchmarks/bench_lmnn.py --panel``
-        its 3-NN accuracy is higher than the squared hinge's, which pushes
-        harder on the few worst impostors.
+        does.  On most data sets of the benchmark panel its 3-NN accuracy is
+        higher than the squared hinge's, which pushes harder on the few worst
+        impostors (``benchmarks/results/lmnn_panel.md`` against the
+        squared-hinge rows of ``benchmarks/results/lmnn_ablation.md``).
 
     solver : {'lbfgs', 'subgradient', 'sgd'}, default='lbfgs'
         ``'lbfgs'``: scipy's L-BFGS-B.  ``'subgradient'``:

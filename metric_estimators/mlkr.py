@@ -31,10 +31,10 @@ __all__ = ["MLKR"]
 
 
 # Below this many multiply-adds per evaluation (and from
-# _threads.TINY_BLAS_WORK on) BLAS runs on one thread.  On diabetes (442 x 10,
-# 3.9e6 per evaluation) a warm fit of 1000 iterations took 34.3 s of CPU with
-# BLAS's threads spinning on the busy 2-core machine, 1.54 s on one thread
-# (benchmarks/results/numpy_paths_before.md, numpy_paths_after.md).
+# _threads.TINY_BLAS_WORK on) BLAS runs on one thread: MLKR's products are
+# small and many, and on busy cores BLAS's threads spin on them, costing many
+# times the CPU of the work (the ``mlkr`` warm fits of
+# benchmarks/results/numpy_paths_before.md against numpy_paths_after.md).
 _LARGE_BLAS = 1e8
 
 

@@ -18,8 +18,8 @@ With ``W_ij = K_ij / sum_k K_ik`` and
 The rows are processed in blocks of ``b`` rows: BLAS computes the block's
 inner products ``Z_I Z^T`` and the product ``C_I X``, and one pass of
 :func:`metric_estimators._kernels.mlkr.mlkr_block` (numba, or its numpy
-twin: the fit's ``kernels``) does the element-wise rest.  Memory is ``O(b n)`` (at most :data:`BLOCK_ELEMENTS` floats), never
-``n x n x d``; time is ``O(n^2 (r + d) + n d^2)`` per evaluation.  Each row
+twin: the fit's ``kernels``) does the element-wise rest.  Memory is
+``O(b n)`` (at most :data:`BLOCK_ELEMENTS` floats), never ``n x n x d``; time is ``O(n^2 (r + d) + n d^2)`` per evaluation.  Each row
 is shifted by its smallest off-diagonal ``D_ij`` before the exponential (a
 softmax), which leaves ``W`` unchanged and keeps far-apart data from
 underflowing to ``0 / 0``.

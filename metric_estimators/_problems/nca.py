@@ -26,13 +26,12 @@ from .._backend import NUMBA
 
 __all__ = ["RecordingNCA", "nca_loss_grad", "nca_model", "nca_objective"]
 
-#: From this many samples on, evaluations use :func:`nca_loss_grad` (about
-#: 3 times faster than scikit-learn's per evaluation: digits, 1257 x 64,
-#: 0.22 s against 0.64 s, single-threaded on a busy machine); below,
-#: scikit-learn's own, because the numba kernel's one-time start-up in a
-#: fresh process (0.4 s on a quiet machine, 2-3 s on a busy one) outweighs
-#: the savings: a first fit on digits took 6.2 s with the kernel against
-#: 4.3 s without, in the same benchmark run (load 15-20).
+#: From this many samples on, evaluations use :func:`nca_loss_grad`, whose
+#: one ``n x n`` array and single numba pass beat scikit-learn's several
+#: ``n x n`` temporaries once ``n`` is large; below, scikit-learn's own,
+#: because loading the numba kernel in a fresh process costs more than an
+#: NCA fit on a few thousand points saves (a small first fit with the kernel
+#: would be slower than one without).
 KERNEL_MIN_SAMPLES = 3000
 
 
@@ -57,9 +56,8 @@ def nca_loss_grad(L, X, y_idx):
     ``n x n`` array instead of scikit-learn's several temporaries: the Gram
     matrix ``Z Z^T`` (BLAS) is turned into ``W`` in place by one numba pass
     (softmax, class sums, weights), and the gradient is
-    ``2 (W Z + W^T Z - diag(1^T W) Z)^T X``: two ``n x n x r`` products.
-    On digits (1257 x 64) an evaluation takes about a fifth of
-    scikit-learn's time, single-threaded.
+    ``2 (W Z + W^T Z - diag(1^T W) Z)^T X``: two ``n x n x r`` products;
+    fewer passes over ``n x n`` memory than scikit-learn's evaluation.
     """
     Z = X @ L.T
     G = Z @ Z.T

@@ -12,9 +12,9 @@ order of ``(distance, index)``: the squared Euclidean distance
 over the features in order, and, among equal distances, the **lower index
 first**.  The rule is guaranteed, not left to the order in which a partial
 sort happens to return ties; in particular duplicated points are at distance
-exactly 0 from each other and equal candidates are taken in index order.  The distances themselves are not
-returned: the search sorts by them and nothing else depends on their last
-bits.
+exactly 0 from each other and equal candidates are taken in index order.  The
+distances themselves are not returned: the search sorts by them and nothing
+else depends on their last bits.
 
 How
 ---

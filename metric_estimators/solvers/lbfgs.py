@@ -14,9 +14,9 @@ Besides scipy's own tests, :func:`lbfgs_with_restarts` can stop on the
 objective, since the last change of the objective, decreased by less than
 ``ftol`` per iteration, relative, over the last ``window`` iterations.  On
 losses that sum many hinge terms the projected gradient stays large long
-after the objective has settled (LMNN on digits: 0.02 % above the final
-value after 72 iterations, scipy's tests still running at 166), so a
-gradient test alone runs many iterations that change nothing a user sees.
+after the objective has settled (each hinge switching on or off changes the
+gradient by a finite amount), so a gradient test alone runs many
+iterations that change nothing a user sees.
 The callback may also ask to stop (return True).
 """
 

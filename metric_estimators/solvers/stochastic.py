@@ -3,7 +3,9 @@
 :func:`adagrad_rda` minimises ``F(w) = f(w) + l1 * ||w||_1`` (optionally
 over ``w >= 0``) where ``f`` is a mean over ``n_samples`` terms of which a
 mini-batch gradient is available: SCML's triplet hinge, and any other
-learner written as a sum over constraints (e.g. a future stochastic LMNN).
+learner written as a sum over constraints.  (LMNN's stochastic solver, a
+smooth loss without an L1 term, runs mini-batch AMSGrad instead:
+:mod:`metric_estimators.solvers.minibatch`.)
 """
 
 from dataclasses import dataclass, field
