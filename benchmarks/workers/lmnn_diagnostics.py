@@ -105,7 +105,7 @@ def profile(job: dict) -> dict:
     for phase, name in PHASES[impl].items():
         calls, cum = 0, 0.0
         for (path, _, func), (_, ncalls, _, ct, _) in stats.items():
-            if func == name and "lmnn" in path:
+            if func == name and ("lmnn" in path or "impostors" in path):
                 calls += ncalls
                 cum += ct
         out[f"{phase}_calls"] = calls
