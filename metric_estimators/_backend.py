@@ -126,7 +126,8 @@ FAMILIES = {
          "bregman.sym_matvec", "pair_oracle._scan_row",
          "pair_oracle._scan_rows_serial"),
         _RESULTS + "numpy_paths_threshold_logdet.md"),
-    # MetricNearness on a dense matrix: (number of nodes,)
+    # MetricNearness on a dense matrix: (number of nodes,); first fits on an
+    # empty cache of both paths: numpy_paths_cycles_first.md
     "cycles": Family(
         "nodes", (200,),
         ("constraint_store.all_triangles", "constraint_store.append_triangles",
@@ -143,8 +144,9 @@ FAMILIES = {
          "edges.edges_to_matrix", "edges.matrix_to_edges",
          "triangle_oracle._collect_triangles", "triangle_oracle._hop_rows",
          "triangle_oracle.triangle_argmin_serial"),
-        _RESULTS + "numpy_paths_threshold.md"),
-    # CorrelationClustering on a dense signed matrix: (number of nodes,)
+        _RESULTS + "numpy_paths_threshold_cycles.md"),
+    # CorrelationClustering on a dense signed matrix: (number of nodes,);
+    # first fits: numpy_paths_cycles_first.md
     "correlation_clustering": Family(
         "nodes", (100,),
         ("cc_pair_projections._pairs_serial", "constraint_store.all_triangles",
@@ -162,18 +164,24 @@ FAMILIES = {
          "shortest_paths._fw_kouter", "shortest_paths.apsp_serial",
          "triangle_oracle._collect_triangles", "triangle_oracle._hop_rows",
          "triangle_oracle.triangle_argmin_serial"),
-        _RESULTS + "numpy_paths_threshold.md"),
-    # CorrelationClustering on a sparse signed graph: (number of nodes,)
+        _RESULTS + "numpy_paths_threshold_cycles.md"),
+    # CorrelationClustering on a sparse signed graph: (number of nodes,);
+    # first fits: numpy_paths_cycles_first.md
     "sparse_correlation_clustering": Family(
         "nodes", (500,),
-        ("correlation_clustering.sparse_cost",
+        ("cc_pair_projections._pairs_serial", "constraint_store.all_triangles",
+         "constraint_store.compact_in_place",
+         "constraint_store.constraint_hashes", "constraint_store.table_delete",
+         "constraint_store.table_insert_new",
+         "correlation_clustering.sparse_cost",
          "correlation_clustering.sparse_one_element_moves",
+         "cycle_projections.project_paths_l2",
          "sparse_graph._buffers", "sparse_graph._dijkstra",
          "sparse_graph._reset", "sparse_graph._sort_targets",
          "sparse_graph._walk_back", "sparse_graph.ball_pivot",
          "sparse_graph.component_violated_cycles",
          "sparse_graph.short_edge_forest", "sparse_graph._tree_path"),
-        _RESULTS + "numpy_paths_threshold.md"),
+        _RESULTS + "numpy_paths_threshold_cycles.md"),
     # The gradient-based learners.  Their warm fits on the twins cost less
     # than, or a second more than, on the kernels up to the limits, where
     # compiling a family costs seconds (numpy_paths_threshold_gradient.md:

@@ -721,7 +721,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                                    (time.perf_counter() - since) / k):
                         break
                     labels, sweeps = local_search_from_singletons(
-                        A, self.max_local_sweeps, rng, kernels=kernels)
+                        A, self.max_local_sweeps, rng, kernels)
                     free.append((labels, cost_of(A, labels), sweeps))
                 free = recombine(A, free, cost_of,
                                  self.max_local_sweeps, size=RECOMBINE_SIZE,

@@ -199,8 +199,8 @@ def test_sparse_rounding_crosses_the_lineages_apart_then_together(monkeypatch):
     free_keys = []
     real_free = cc_module.local_search_from_singletons
 
-    def spy_free(A_, max_sweeps, rng, **kw):
-        labels, sweeps = real_free(A_, max_sweeps, rng, **kw)
+    def spy_free(A_, max_sweeps, rng, *kernels):
+        labels, sweeps = real_free(A_, max_sweeps, rng, *kernels)
         free_keys.append(labels.tobytes())
         return labels, sweeps
 

@@ -1,12 +1,11 @@
 """Which path a small problem takes: numpy on a cold cache, the kernels once they are compiled.
 
-:func:`metric_estimators.solvers.numpy_kernels.small_problem_path`
-(``"auto"`` by default; the test session pins ``"numpy"``, see
-``conftest.py``) and :func:`metric_estimators._compilation.kernels_ready`.
+:func:`metric_estimators._backend.choose` (``"auto"`` by default) and
+:func:`metric_estimators._compilation.kernels_ready`.
 Fresh processes with their own ``NUMBA_CACHE_DIR`` show both states of the
 cache: empty (a small fit loads no numba at all) and filled by the warm-up
 command (small fits run the kernels, compiling nothing).  The lists of
-kernels per kind (``KERNELS_OF``) are checked against what the numba paths
+kernels per family (``_backend.FAMILIES``) are checked against what the numba paths
 really compile.
 """
 
@@ -20,8 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metric_estimators import _compilation
-from metric_estimators.solvers import numpy_kernels as npk
+from metric_estimators import _backend, _compilation
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _run(code, cache, path="auto", timeout=600):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache),
                PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env[npk.PATH_VARIABLE] = path
+    env[_backend.VARIABLE] = path
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
                          capture_output=True, text=True, env=env, timeout=timeout,
                          cwd=str(ROOT))
@@ -66,7 +64,7 @@ class Keep(logging.Handler):
 logging.getLogger("metric_estimators").addHandler(Keep())
 logging.getLogger("metric_estimators").setLevel(logging.INFO)
 import metric_estimators as me
-from metric_estimators.solvers import numpy_kernels as npk
+from metric_estimators import _backend, _compilation
 ''' + _DATA + r'''fits = {
     "logdet_listed": lambda: me.ITML_Supervised(random_state=0).fit(X, y),
     "logdet_all_pairs": lambda: me.ProjectAndForget(random_state=0).fit(X[::3], y[::3]),
@@ -75,7 +73,7 @@ from metric_estimators.solvers import numpy_kernels as npk
     "sparse_correlation_clustering":
         lambda: me.CorrelationClustering(random_state=0).fit(S),
 }
-ready = {k: npk.takes_numpy_path(k, True) is False for k in fits}
+ready = {k: _compilation.kernels_ready(_backend.FAMILIES[k].kernels) for k in fits}
 results = {}
 for kind, fit in fits.items():
     if kind == "sparse_correlation_clustering":
@@ -101,8 +99,6 @@ def test_cold_cache_small_fits_stay_in_numpy_then_warm_cache_runs_the_kernels(tm
     cold = _run(_FITS, cache)
     assert not any(cold["ready"].values())
     assert not cold["dense_numba"] and not cold["dense_compiled"]
-    # (the sparse LP's projections are kernels on every size; its graph
-    # searches are not)
     # the same in a second process: the numpy path compiled nothing to find
     again = _run(_FITS, cache)
     assert not any(again["ready"].values()) and not again["dense_numba"]
@@ -112,10 +108,9 @@ def test_cold_cache_small_fits_stay_in_numpy_then_warm_cache_runs_the_kernels(tm
         import json
         from metric_estimators.warmup import warm_up
         warm_up(verbose=False)
-        from metric_estimators.solvers import numpy_kernels as npk
-        from metric_estimators import _compilation
-        print(json.dumps({k: _compilation.kernels_ready(v)
-                          for k, v in npk.KERNELS_OF.items()}))
+        from metric_estimators import _backend, _compilation
+        print(json.dumps({k: _compilation.kernels_ready(f.kernels)
+                          for k, f in _backend.FAMILIES.items()}))
         """, cache)
     assert all(warm.values()), warm
     # ... so that a fresh process runs small fits on the kernels, compiling nothing
@@ -136,7 +131,7 @@ import numpy as np
 from scipy import sparse
 warnings.simplefilter("ignore")
 import metric_estimators as me
-from metric_estimators.solvers import numpy_kernels as npk
+from metric_estimators import _backend
 
 def compiled():
     out = set()
@@ -172,11 +167,11 @@ variants = {
 out = {}
 for kind, fits in variants.items():
     before = compiled()
-    with npk.small_problems_on("numpy"):
+    with _backend.use("numpy"):
         for fit in fits:
             fit()
     numpy_path = compiled()
-    with npk.small_problems_on("numba"):
+    with _backend.use("numba"):
         for fit in fits:
             fit()
     out[kind] = dict(numpy_path=sorted(numpy_path - before),
@@ -186,9 +181,12 @@ print(json.dumps(out))
 
 
 def test_kernels_of_lists_what_the_numba_paths_compile(tmp_path):
-    """KERNELS_OF[kind] is what the numba path compiles beyond the numpy path's needs."""
+    """FAMILIES[kind].kernels is what the numba path compiles beyond the numpy path's needs."""
     got = _run(_COMPILED, tmp_path / "cache")
-    for kind, kernels in npk.KERNELS_OF.items():
+    for kind, family in _backend.FAMILIES.items():
+        if kind not in got:
+            continue
+        kernels = family.kernels
         assert set(got[kind]["only_numba"]) <= set(kernels), kind
         # a kernel of the list already compiled by an earlier kind is fine
         missing = set(kernels) - set(got[kind]["only_numba"])
@@ -197,61 +195,8 @@ def test_kernels_of_lists_what_the_numba_paths_compile(tmp_path):
         assert missing <= earlier, (kind, missing)
     # small dense problems compile nothing on the numpy path
     for kind in ("logdet_listed", "logdet_all_pairs", "cycles",
-                 "correlation_clustering"):
+                 "correlation_clustering", "sparse_correlation_clustering"):
         assert got[kind]["numpy_path"] == [], kind
-
-
-def test_override_and_its_validation(monkeypatch):
-    old = npk.small_problem_path()
-    try:
-        assert npk.small_problem_path("numba") == old
-        assert not npk.takes_numpy_path("cycles", True)
-        npk.small_problem_path("numpy")
-        assert npk.takes_numpy_path("cycles", True)
-        assert not npk.takes_numpy_path("cycles", False)
-        with pytest.raises(ValueError, match="path must be one of"):
-            npk.small_problem_path("fast")
-        with npk.small_problems_on("numba"):
-            assert npk.small_problem_path() == "numba"
-        assert npk.small_problem_path() == "numpy"
-        # auto asks the cache
-        npk.small_problem_path("auto")
-        monkeypatch.setattr(_compilation, "kernels_ready", lambda names: True)
-        assert not npk.takes_numpy_path("correlation_clustering", True)
-        monkeypatch.setattr(_compilation, "kernels_ready", lambda names: False)
-        assert npk.takes_numpy_path("correlation_clustering", True)
-        assert not npk.use_numpy_sparse_cc(npk.CC_SPARSE_NUMPY_MAX_NODES + 1)
-    finally:
-        npk.small_problem_path(old)
-
-
-def test_a_bad_environment_value_warns_and_means_auto(tmp_path):
-    code = """
-        import json, warnings
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            from metric_estimators.solvers import numpy_kernels as npk
-        print(json.dumps([npk.small_problem_path(), [str(x.message) for x in w]]))
-        """
-    path, messages = _run(code, tmp_path / "cache", path="fastest")
-    assert path == "auto"
-    assert any("METRIC_ESTIMATORS_SMALL_PROBLEMS" in m for m in messages)
-
-
-def test_the_choice_is_kept_on_the_oracle(monkeypatch):
-    """Every part of one fit takes the path chosen first."""
-    from metric_estimators.solvers.oracles import DenseTriangleOracle
-
-    calls = []
-    monkeypatch.setattr(_compilation, "kernels_ready",
-                        lambda names: calls.append(1) or False)
-    oracle = DenseTriangleOracle(10)
-    with npk.small_problems_on("auto"):
-        assert npk.use_numpy(oracle)
-        monkeypatch.setattr(_compilation, "kernels_ready", lambda names: True)
-        assert npk.use_numpy(oracle)          # kept, not asked again
-        assert not npk.use_numpy(DenseTriangleOracle(10))
-    assert calls == [1]
 
 
 def test_kernels_ready_reads_the_cache_directory(tmp_path, monkeypatch):

@@ -205,7 +205,7 @@ class WeightedCorrelationLP:
         edge, t = self._edge_form_bound()
         bound = max(self._pair_form_bound(), edge)
         act = self.active
-        if refine is not None and len(act):
+        if refine and len(act):
             c, k = self._box_objective()
             rows = act.edge.size
             ptr = act.ptr
