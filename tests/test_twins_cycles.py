@@ -548,6 +548,56 @@ def test_sparse_one_element_moves_give_the_kernels_labels(seed):
     np.testing.assert_array_equal(la, lb)
 
 
+@pytest.mark.parametrize("eps", [1e-12, 0.05, 0.3, 0.0])
+@pytest.mark.parametrize("seed", range(3))
+def test_sparse_one_element_moves_near_ties(seed, eps):
+    # weights on a coarse grid, some nudged by about eps: the sums of a row
+    # tie or differ by less than eps, where the scan order decides
+    rng, A = _sparse_moves_graph(seed, n=120)
+    A = A.tocoo()
+    w = np.round(A.data * 2) / 2
+    w += rng.choice([0.0, 0.5 * eps, eps, -eps], size=w.size)
+    upper = A.row < A.col
+    A = sparse.coo_matrix((w[upper], (A.row[upper], A.col[upper])), A.shape)
+    A = (A + A.T).tocsr()
+    A.sort_indices()
+    n = A.shape[0]
+    args = (A.indptr.astype(np.int64), A.indices.astype(np.int64),
+            np.ascontiguousarray(A.data))
+    for start in (np.arange(n), rng.randint(0, 7, n), np.zeros(n, int)):
+        la = start.astype(np.int64)
+        lb = la.copy()
+        sa = np_moves.sparse_one_element_moves(*args, la, 50, eps)
+        sb = nb_moves.sparse_one_element_moves(*args, lb, 50, eps)
+        assert sa == sb
+        np.testing.assert_array_equal(la, lb)
+
+
+def test_sparse_one_element_moves_degenerate():
+    indptr = np.zeros(4, np.int64)
+    empty = np.zeros(0, np.int64)
+    for sweeps in (0, 1, 5):
+        la = np.array([0, 0, 1], np.int64)
+        lb = la.copy()
+        assert (np_moves.sparse_one_element_moves(indptr, empty, empty * 1.0,
+                                                  la, sweeps, 1e-12)
+                == nb_moves.sparse_one_element_moves(indptr, empty,
+                                                     empty * 1.0, lb, sweeps,
+                                                     1e-12))
+        np.testing.assert_array_equal(la, lb)
+    # huge weights whose sums overflow, a negative eps
+    rng, A = _sparse_moves_graph(1)
+    with np.errstate(over="ignore"):
+        huge = np.ascontiguousarray(A.data) * 1e308
+    args = (A.indptr.astype(np.int64), A.indices.astype(np.int64), huge)
+    for eps in (1e-12 * 1e308, -0.5):
+        la = rng.randint(0, 4, A.shape[0]).astype(np.int64)
+        lb = la.copy()
+        assert (np_moves.sparse_one_element_moves(*args, la, 50, eps)
+                == nb_moves.sparse_one_element_moves(*args, lb, 50, eps))
+        np.testing.assert_array_equal(la, lb)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_sparse_cost_gives_the_kernels_bits(seed):
     rng = np.random.RandomState(seed)

@@ -1,12 +1,16 @@
 """numpy twin of :mod:`metric_estimators._kernels.correlation_clustering`: local search and cost.
 
 The same results as the kernels, bit for bit: the one-element moves are
-the kernels' moves in the kernels' order (a loop over the nodes; the sums
-of a node's weights per cluster added in the order the kernels add them:
-:func:`numpy.bincount` on a dense row, a dict over a sparse row's few
-neighbours), hence the same labels and sweep counts; the sparse cost adds
-the same terms in the same order (:func:`numpy.cumsum`).
+the kernels' moves in the kernels' order, hence the same labels and sweep
+counts.  The sums of a node's weights per cluster are added in the order
+the kernels add them: :func:`numpy.bincount` on a dense row; on a sparse
+graph :func:`numpy.bincount` over every stored entry at once (it adds in
+the input order), then a dict over a row's few neighbours for the nodes
+whose neighbours moved since.  The sparse cost adds the same terms in the
+same order (:func:`numpy.cumsum`).
 """
+
+import heapq
 
 import numpy as np
 
@@ -78,55 +82,192 @@ def best_one_element_moves(A, labels, max_sweeps, eps):
     return _one_element_moves(labels, max_sweeps, eps, cluster_sums)
 
 
+def _node_scan(js, ws, lab, a, eps):
+    """The kernel's scan of one node: ``(best, target)`` over its stored row.
+
+    The node's weights summed per neighbouring cluster in a dict, in the
+    stored order as the kernel adds them (the same bits), the clusters
+    scanned in order of first appearance as the kernel's scan meets them.
+    """
+    S = {}
+    get = S.get
+    for j, v in zip(js, ws):
+        c = lab[j]
+        S[c] = get(c, 0.0) + v
+    best = get(a, 0.0)
+    target = a
+    for c, v in S.items():
+        if v > best + eps:
+            best, target = v, c
+    return best, target
+
+
+def _group_of_keys(key, size):
+    """For each ``key``, the index of its first occurrence (``size``: keys are ``< size``)."""
+    nnz = key.shape[0]
+    if size <= max(1 << 20, 16 * nnz):
+        table = np.empty(size, dtype=np.int64)    # read only where written
+        table[key[::-1]] = np.arange(nnz - 1, -1, -1, dtype=np.int64)
+        return table[key], table
+    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    return first[inv], (uniq, first)
+
+
+def _lookup(table, key, keys):
+    """The first index of each of ``keys`` in ``key`` (-1 where absent)."""
+    if isinstance(table, tuple):
+        uniq, first = table
+        pos = np.minimum(np.searchsorted(uniq, keys), uniq.size - 1)
+        return np.where(uniq[pos] == keys, first[pos], -1)
+    g = table[keys]
+    ok = (g >= 0) & (g < key.shape[0])
+    g = np.where(ok, g, 0)
+    return np.where(ok & (key[g] == keys), g, -1)
+
+
+def _all_scans(indptr, indices, data, row, starts, lab, eps):
+    """``(best, target, exact)`` of every node's scan at the labels ``lab``.
+
+    The sums per (node, neighbouring cluster) by :func:`numpy.bincount`,
+    which adds in the stored order from 0.0 as the kernel does.  The
+    kernel's scan moves to a cluster whose sum beats the running best by
+    more than ``eps``: to the first stored cluster of the largest sum ``M``
+    whenever ``M`` beats every smaller sum of the row (its own cluster's
+    included) by more than ``eps``.  The rows where it does not (near
+    ties, non-finite sums) have ``exact`` False: the caller scans those one
+    by one.
+    """
+    n = lab.shape[0]
+    nnz = indices.shape[0]
+    target = lab.copy()
+    if nnz == 0:
+        return np.zeros(n), target, np.ones(n, dtype=bool)
+    c = lab[indices]
+    key = row * n + c
+    group, table = _group_of_keys(key, n * n)
+    sums = np.bincount(group, weights=data, minlength=nnz)
+    v = sums[group]
+    # the sum of each node's own cluster (0.0 without such a neighbour)
+    g0 = _lookup(table, key, np.arange(n, dtype=np.int64) * n + lab)
+    b0 = np.where(g0 >= 0, sums[np.maximum(g0, 0)], 0.0)
+    nonempty = indptr[1:] > indptr[:-1]
+    M = np.full(n, -np.inf)
+    M[nonempty] = np.maximum.reduceat(v, starts)
+    Mr = M[row]
+    near = ((v < Mr) & (v + eps >= Mr)) | ~np.isfinite(v)
+    bad = np.zeros(n, dtype=bool)
+    bad[row[near]] = True
+    up = M > b0
+    bad = (bad & up) | (up & (b0 + eps >= M)) | ~np.isfinite(b0)
+    first = np.where(v == Mr, np.arange(nnz), nnz)
+    k = np.full(n, nnz)
+    k[nonempty] = np.minimum.reduceat(first, starts)
+    go = up & ~bad
+    best = b0
+    best[go] = M[go]
+    target[go] = c[k[go]]
+    return best, target, ~bad
+
+
 def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
     """Best one-element moves over the stored edges; ``labels`` in place; the sweeps run.
 
-    The kernel's moves in the kernel's order, in plain Python (a node has
-    few neighbours, too few for numpy to pay): a node's weights summed per
-    neighbouring cluster in a dict, in the stored order as the kernel adds
-    them (the same bits), its clusters scanned in order of first
-    appearance as the kernel's scan meets them; so the same labels.  The
-    best neighbouring cluster of a node is kept until the node or one of
-    its neighbours moves (it depends on nothing else); the move to a new
-    singleton, which depends on the cluster sizes, is decided afresh at
-    every visit, as in the kernel.
+    The kernel's moves in the kernel's order, so the same labels and
+    sweeps.  Every node's scan is made at once at the start
+    (:func:`_all_scans`, the kernel's sums bit for bit).  A node's scan
+    depends only on its neighbours' labels, so it holds until a neighbour
+    moves; then it is made again, one node at a time (:func:`_node_scan`),
+    at the node's next visit.  Only the nodes whose scan is stale or asks
+    for a move or a new singleton (decided at the visit on the cluster
+    sizes of the moment, as in the kernel) are visited, in index order.
     """
+    n = labels.shape[0]
+    eps = float(eps)
+    if not eps >= 0.0:
+        return _scalar_moves(indptr, indices, data, labels, max_sweeps, eps)
+    indptr = np.asarray(indptr, dtype=np.int64)
+    indices = np.asarray(indices, dtype=np.int64)
+    data = np.asarray(data, dtype=np.float64)
+    deg = np.diff(indptr)
+    row = np.repeat(np.arange(n, dtype=np.int64), deg)
+    starts = indptr[:-1][deg > 0]
+    lab_arr = np.asarray(labels, dtype=np.int64)
+    best_a, target_a, fresh_a = _all_scans(indptr, indices, data, row,
+                                           starts, lab_arr, eps)
+    cand = set(np.flatnonzero((target_a != lab_arr) | (0.0 > best_a + eps)
+                              | ~fresh_a).tolist())
+    if not cand:
+        return 1 if max_sweeps > 0 else 0
+    ptr = indptr.tolist()
+    nbr = indices.tolist()
+    val = data.tolist()
+    lab = lab_arr.tolist()
+    best_l = best_a.tolist()
+    target_l = target_a.tolist()
+    fresh = fresh_a.tolist()
+    count = [0] * n
+    for c in lab:
+        count[c] += 1
+    free = [c for c in range(n - 1, -1, -1) if count[c] == 0]
+    sweeps = 0
+    for sweep in range(int(max_sweeps)):
+        sweeps = sweep + 1
+        heap = sorted(cand)
+        queued = set(heap)
+        moved = False
+        while heap:
+            i = heapq.heappop(heap)
+            a = lab[i]
+            if not fresh[i]:
+                best_l[i], target_l[i] = _node_scan(
+                    nbr[ptr[i]:ptr[i + 1]], val[ptr[i]:ptr[i + 1]], lab, a,
+                    eps)
+                fresh[i] = True
+            best, target = best_l[i], target_l[i]
+            if count[a] > 1 and 0.0 > best + eps and free:
+                target = free.pop()
+            if target == a:
+                if not 0.0 > best + eps:
+                    cand.discard(i)
+                continue
+            count[a] -= 1
+            if count[a] == 0:
+                free.append(a)
+            count[target] += 1
+            lab[i] = target
+            moved = True
+            fresh[i] = False
+            for j in nbr[ptr[i]:ptr[i + 1]]:
+                fresh[j] = False
+                cand.add(j)
+                if j > i and j not in queued:
+                    queued.add(j)
+                    heapq.heappush(heap, j)
+        if not moved:
+            break
+    labels[:] = lab
+    return sweeps
+
+
+def _scalar_moves(indptr, indices, data, labels, max_sweeps, eps):
+    """The kernel's sweeps one node at a time (any ``eps``)."""
     n = labels.shape[0]
     lab = labels.tolist()
     ptr = indptr.tolist()
     nbr = indices.tolist()
     val = data.tolist()
-    rows = [(nbr[ptr[i]:ptr[i + 1]], val[ptr[i]:ptr[i + 1]])
-            for i in range(n)]
     count = [0] * n
     for c in lab:
         count[c] += 1
     free = [c for c in range(n - 1, -1, -1) if count[c] == 0]
-    eps = float(eps)
-    # per node: (best sum, its cluster) of the last scan, None when stale
-    scan = [None] * n
     sweeps = 0
     for sweep in range(int(max_sweeps)):
         sweeps = sweep + 1
         moved = False
         for i in range(n):
             a = lab[i]
-            kept = scan[i]
-            if kept is None:
-                js, ws = rows[i]
-                S = {}
-                get = S.get
-                for j, v in zip(js, ws):
-                    c = lab[j]
-                    S[c] = get(c, 0.0) + v
-                best = get(a, 0.0)
-                target = a
-                for c, v in S.items():
-                    if v > best + eps:
-                        best, target = v, c
-                scan[i] = (best, target)
-            else:
-                best, target = kept
+            best, target = _node_scan(nbr[ptr[i]:ptr[i + 1]],
+                                      val[ptr[i]:ptr[i + 1]], lab, a, eps)
             if count[a] > 1 and 0.0 > best + eps and free:
                 target = free.pop()
             if target != a:
@@ -136,9 +277,6 @@ def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
                 count[target] += 1
                 lab[i] = target
                 moved = True
-                scan[i] = None
-                for j in rows[i][0]:
-                    scan[j] = None
         if not moved:
             break
     labels[:] = lab
