@@ -34,8 +34,8 @@ from metric_estimators._kernels.numpy import edges as np_edges
 from metric_estimators._kernels.numpy import short_edge_triangles as np_short
 from metric_estimators._kernels.numpy import shortest_paths as np_sp
 from metric_estimators._kernels.numpy import sparse_graph as np_graph
-from metric_estimators._problems.cc_local_search import local_search
 from metric_estimators.solvers.active_sets import CycleConstraints
+from metric_estimators.solvers.cc_local_search import local_search
 from metric_estimators.solvers.oracles import (
     DenseTriangleOracle,
     ShortEdgeTriangleOracle,
@@ -241,6 +241,35 @@ def _in_batch_order(edge, ptr, path, start=0):
     return order, ptr_o, sel
 
 
+def _batched_l2(x, winv, edge, ptr, path, z, start, stop):
+    # the twin's batch-by-batch pass, which it takes on large sets
+    return np_cycles._batched_l2(x, winv, z,
+                                 np_cycles._batches(edge, ptr, path, start, stop))
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-120, 1e120])
+@pytest.mark.parametrize("start,stop", [(0, 300), (100, 300), (7, 8), (5, 5),
+                                        (0, 120)])
+@pytest.mark.parametrize("many_vars", [False, True])
+def test_a_small_l2_pass_is_the_kernels_bit_for_bit(scale, start, stop, many_vars):
+    # few constraints, or small batches: the kernel's pass in storage order
+    edge, ptr, path = _random_paths(4)
+    rng = np.random.RandomState(4)
+    m = 4000 if many_vars else 40
+    x0 = (rng.rand(m) + 0.05) * scale
+    x0[::5] = 0.0
+    winv = rng.rand(m) + 0.5
+    z0 = np.where(rng.rand(edge.size) < 0.4, rng.rand(edge.size) * scale, 0.0)
+    for _ in range(2):
+        x_a, z_a, x_b, z_b = x0.copy(), z0.copy(), x0.copy(), z0.copy()
+        ra = np_cycles.project_paths_l2(x_a, winv, edge, ptr, path, z_a, start, stop)
+        rb = nb_cycles.project_paths_l2(x_b, winv, edge, ptr, path, z_b, start, stop)
+        assert ra == rb
+        np.testing.assert_array_equal(x_a, x_b)
+        np.testing.assert_array_equal(z_a, z_b)
+        x0, z0 = x_a, z_a
+
+
 @pytest.mark.parametrize("kl", [False, True])
 @pytest.mark.parametrize("scale", [1.0, 1e-120, 1e120])
 @pytest.mark.parametrize("start", [0, 100])
@@ -262,7 +291,7 @@ def test_a_batch_pass_equals_the_kernel_in_that_order(kl, scale, start):
         rb = nb_cycles.project_paths_kl(x_b, edge[order], ptr_o, sel, z_b, 0,
                                         order.size)
     else:
-        ra = np_cycles.project_paths_l2(x_a, winv, edge, ptr, path, z_a, start, k)
+        ra = _batched_l2(x_a, winv, edge, ptr, path, z_a, start, k)
         rb = nb_cycles.project_paths_l2(x_b, winv, edge[order], ptr_o, sel, z_b,
                                         0, order.size)
     np.testing.assert_allclose(x_a, x_b, rtol=1e-12)
@@ -272,7 +301,7 @@ def test_a_batch_pass_equals_the_kernel_in_that_order(kl, scale, start):
     assert np.all(z_a >= 0)
     # a second pass on the same set (the twin keeps its batches) as well
     ra = (np_cycles.project_paths_kl(x_a, edge, ptr, path, z_a, start, k) if kl
-          else np_cycles.project_paths_l2(x_a, winv, edge, ptr, path, z_a, start, k))
+          else _batched_l2(x_a, winv, edge, ptr, path, z_a, start, k))
     rb = (nb_cycles.project_paths_kl(x_b, edge[order], ptr_o, sel, z_b, 0, order.size)
           if kl else nb_cycles.project_paths_l2(x_b, winv, edge[order], ptr_o, sel,
                                                 z_b, 0, order.size))

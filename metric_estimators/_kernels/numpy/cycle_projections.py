@@ -3,7 +3,14 @@
 Same functions, arguments, in-place updates of ``x`` and ``z``, and the
 same returned residual (the largest complementary-slackness error met).
 
-Where it differs: the *order* of the projections of a cycle pass.  The
+A pass of :func:`project_paths_l2` over few constraints, or over many
+whose batches (below) would be small, is the kernel's pass bit for bit:
+constraint after constraint in storage order, in Python floats (the
+constraint sets of a sparse correlation clustering hold a hundred or so
+short cycles on a few hot edges, where a batch holds three or four
+constraints and its numpy calls cost more than the arithmetic).
+
+Where it differs: the *order* of the projections of the other passes.  The
 kernels project constraint after constraint in storage order.  Hildreth's
 projections onto half-spaces that share no variable commute, so this twin
 colours the constraints ``start .. stop - 1`` greedily into *batches* of
@@ -128,12 +135,89 @@ def _batches(cons_edge, ptr, path, start, stop):
     return batches
 
 
-def project_paths_l2(x, winv, cons_edge, ptr, path, z, start, stop):
-    """One Hildreth pass over cycle constraints ``start <= c < stop`` (weighted squared L2)."""
+#: constraints of a pass below which it runs one constraint at a time
+SEQUENTIAL_MAX = 256
+#: mean batch size below which a larger pass runs one constraint at a time too
+MIN_BATCH = 16
+
+
+def _sequential_l2(x, winv, cons_edge, ptr, path, z, start, stop):
+    """The kernel's pass, constraint after constraint in storage order, in Python floats.
+
+    The same operations in the same order as the kernel, so the same bits:
+    the path sums subtracted one after the other, Hildreth's correction,
+    no move when the step is 0.
+    """
+    p0, p1 = int(ptr[start]), int(ptr[stop])
+    edges = cons_edge[start:stop].tolist()
+    offs = (ptr[start:stop + 1] - p0).tolist()
+    pth = path[p0:p1].tolist()
+    touched = np.concatenate((cons_edge[start:stop], path[p0:p1]))
+    if 4 * touched.size < x.size:
+        # a few of many variables: work on those only
+        var = np.unique(touched)
+        xs = dict(zip(var.tolist(), x[var].tolist()))
+        ws = dict(zip(var.tolist(), winv[var].tolist()))
+    else:
+        var = None
+        xs = x.tolist()
+        ws = winv.tolist()
+    zs = z[start:stop].tolist()
     resid = 0.0
+    for c in range(stop - start):
+        e = edges[c]
+        fs = pth[offs[c]:offs[c + 1]]
+        sc = xs[e]
+        den = ws[e]
+        for f in fs:
+            sc -= xs[f]
+            den += ws[f]
+        zc = zs[c]
+        r = abs(sc) if zc > 0.0 else max(sc, 0.0)
+        if r > resid:
+            resid = r
+        theta = -sc / den
+        if theta < zc:
+            step = theta
+            zs[c] = zc - theta
+        else:
+            step = zc
+            zs[c] = 0.0
+        delta = -step
+        if delta != 0.0:
+            xs[e] -= delta * ws[e]
+            for f in fs:
+                xs[f] += delta * ws[f]
+    z[start:stop] = zs
+    if var is None:
+        x[:] = xs
+    else:
+        x[var] = [xs[v] for v in var.tolist()]
+    return resid
+
+
+def project_paths_l2(x, winv, cons_edge, ptr, path, z, start, stop):
+    """One Hildreth pass over cycle constraints ``start <= c < stop`` (weighted squared L2).
+
+    A pass of at most :data:`SEQUENTIAL_MAX` constraints, or whose batches
+    hold fewer than :data:`MIN_BATCH` constraints on average (a few
+    variables on many short cycles), is the kernel's pass bit for bit
+    (:func:`_sequential_l2`); a larger one goes batch by batch.
+    """
     if stop <= start:
-        return resid
-    for b, e, pe, seg in _batches(cons_edge, ptr, path, start, stop):
+        return 0.0
+    if stop - start <= SEQUENTIAL_MAX:
+        return _sequential_l2(x, winv, cons_edge, ptr, path, z, start, stop)
+    batches = _batches(cons_edge, ptr, path, start, stop)
+    if stop - start < MIN_BATCH * len(batches):
+        return _sequential_l2(x, winv, cons_edge, ptr, path, z, start, stop)
+    return _batched_l2(x, winv, z, batches)
+
+
+def _batched_l2(x, winv, z, batches):
+    """:func:`project_paths_l2` batch by batch (:func:`_batches`)."""
+    resid = 0.0
+    for b, e, pe, seg in batches:
         s = x[e] - np.bincount(seg, weights=x[pe], minlength=b.size)
         den = winv[e] + np.bincount(seg, weights=winv[pe], minlength=b.size)
         zb = z[b]
