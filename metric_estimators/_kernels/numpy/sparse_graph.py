@@ -10,7 +10,8 @@ The searches by components (``component_violated_cycles``,
 
 They return the kernels' results bit for bit: the same Dijkstra (one search
 per source over Python lists, a :mod:`heapq` of ``(distance, hops, node)``
-tuples with lazy deletion), the same floating-point additions in the same
+tuples with lazy deletion, each node's stored entries read as ``(neighbour,
+length, entry)`` triples built once per call), the same floating-point additions in the same
 order, the same stopping rules.  The heap order is the kernels' (distance,
 then hops, then node number) and no entry is pushed twice (a node is pushed
 only on a strict improvement), so the nodes settle in the same order even
@@ -36,33 +37,52 @@ class _Search:
         self.indptr = indptr.tolist()
         self.indices = indices.tolist()
         self.eid = eid.tolist()
+        self._ind = indices
+        self._eid = eid
         self.dist = [_INF] * self.n
         self.pred = [0] * self.n
         self.hops = [0] * self.n
         self.done = [0] * self.n
 
-    def run(self, s, x, threshold, ball, length, cap):
+    def adjacency(self, length):
+        """Per node, its stored entries ``(neighbour, length, entry)`` in stored order.
+
+        ``length`` an array over the edges: each entry's length is read
+        once here instead of at every relaxation.
+        """
+        ptr = self.indptr
+        triples = list(zip(self.indices, length[self._eid].tolist(),
+                           range(len(self.indices))))
+        return [triples[ptr[u]:ptr[u + 1]] for u in range(self.n)]
+
+    def run(self, s, x, threshold, ball, adj, cap):
         """The kernels' search from one source (:func:`metric_estimators._kernels.sparse_graph._dijkstra`).
 
         ``ball > 0``: the nodes at distance ``< ball``; else the targets
         are the neighbours ``v > s`` with ``r = x_sv - threshold > 0``, as
-        in :func:`bounded_violated_cycles`.  Returns ``(touched, front)``:
+        in :func:`bounded_violated_cycles`.  ``adj`` is
+        :meth:`adjacency` of the lengths.  Returns ``(touched, front)``:
         the nodes reached (reset their ``dist`` to ``inf`` afterwards) and
         the search's frontier (every node not settled is at distance
         ``>= front``).
         """
-        indptr, indices, eid = self.indptr, self.indices, self.eid
         dist, pred, hops, done = self.dist, self.pred, self.hops, self.done
         stamp = s + 1
         targets = not ball > 0.0
         remaining = 0
         radius = ball
-        own = range(indptr[s], indptr[s + 1])
         if targets:
+            indptr, indices, eid = self.indptr, self.indices, self.eid
+            own = range(indptr[s], indptr[s + 1])
+            # the first stored entry of each neighbour v > s: its r
+            first = {}
             radius = 0.0
             for k in own:
-                if indices[k] > s:
+                v = indices[k]
+                if v > s:
                     r = x[eid[k]] - threshold
+                    if v not in first:
+                        first[v] = r
                     if r > 0.0:
                         remaining += 1
                         if r > radius:
@@ -87,19 +107,12 @@ class _Search:
             settled += 1
             done[u] = stamp
             if targets and u > s:
-                hit = top = False
-                for k in own:
-                    if indices[k] == u:
-                        r = x[eid[k]] - threshold
-                        if r > 0.0:
-                            hit = True
-                            top = r >= radius
-                        break
-                if hit:
+                r = first.get(u, 0.0)
+                if r > 0.0:
                     remaining -= 1
                     if remaining == 0:
                         return touched, min(d, radius)
-                    if top:
+                    if r >= radius:
                         radius = 0.0
                         for k in own:
                             v = indices[k]
@@ -108,9 +121,8 @@ class _Search:
                                 if r > radius:
                                     radius = r
             h1 = h + 1
-            for k in range(indptr[u], indptr[u + 1]):
-                v = indices[k]
-                nd = d + length[eid[k]]
+            for v, w, k in adj[u]:
+                nd = d + w
                 if nd >= radius:
                     continue
                 dv = dist[v]
@@ -137,7 +149,7 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold, cap=0):
     """
     g = _Search(indptr, indices, eid)
     xs = x.tolist()
-    length = np.maximum(x, 0.0).tolist()   # max(x, 0) is exact: same values
+    adj = g.adjacency(np.maximum(x, 0.0))   # max(x, 0) is exact: same values
     # the row of each stored entry (the kernel's binary search in indptr)
     row_of = np.repeat(np.arange(g.n), np.diff(indptr)).tolist()
     ind, ids, dist, pred, done = g.indices, g.eid, g.dist, g.pred, g.done
@@ -145,7 +157,7 @@ def bounded_violated_cycles(x, indptr, indices, eid, s0, s1, threshold, cap=0):
     maxv = 0.0
     threshold = float(threshold)
     for s in range(int(s0), int(s1)):
-        touched, front = g.run(s, xs, threshold, 0.0, length, int(cap))
+        touched, front = g.run(s, xs, threshold, 0.0, adj, int(cap))
         stamp = s + 1
         for k in range(g.indptr[s], g.indptr[s + 1]):
             v = ind[k]
@@ -177,9 +189,10 @@ def graph_closure(x, indptr, indices, eid, s0, s1, y):
     """
     g = _Search(indptr, indices, eid)
     xs = x.tolist()
+    adj = g.adjacency(np.asarray(x, dtype=np.float64))
     ind, ids, dist, done = g.indices, g.eid, g.dist, g.done
     for s in range(int(s0), int(s1)):
-        touched, _ = g.run(s, xs, 0.0, 0.0, xs, 0)
+        touched, _ = g.run(s, xs, 0.0, 0.0, adj, 0)
         stamp = s + 1
         for k in range(g.indptr[s], g.indptr[s + 1]):
             v = ind[k]
@@ -191,7 +204,9 @@ def graph_closure(x, indptr, indices, eid, s0, s1, y):
 def ball_pivot(x, indptr, indices, eid, order, probabilistic, seed):
     """LP-KwikCluster on the shortest-path completion of ``x``: the pivot's ball (the kernel's labels)."""
     g = _Search(indptr, indices, eid)
-    length = np.minimum(np.maximum(x, 0.0), 1.0).tolist()
+    length = np.minimum(np.maximum(x, 0.0), 1.0)
+    adj = g.adjacency(length)
+    length = length.tolist()
     random = np.random.RandomState(seed).random_sample if probabilistic else None
     radius = 1.0 if probabilistic else 0.5
     labels = [-1] * g.n
@@ -200,7 +215,7 @@ def ball_pivot(x, indptr, indices, eid, order, probabilistic, seed):
     for p in order.tolist():
         if labels[p] >= 0:
             continue
-        touched, _ = g.run(p, length, 0.0, radius, length, 0)
+        touched, _ = g.run(p, length, 0.0, radius, adj, 0)
         labels[p] = k
         for j in touched[1:]:
             if labels[j] < 0:
