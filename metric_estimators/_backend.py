@@ -121,10 +121,11 @@ FAMILIES = {
     # fits on an empty cache: numpy_paths_logdet_first_fit.md
     "logdet_all_pairs": Family(
         "labelled pairs, dimension", (20_000, 64),
-        ("bregman._dot", "bregman._rank1", "bregman._rank1_matvec",
-         "bregman.logdet_sweep", "bregman.logdet_violations",
+        ("bregman._dot", "bregman._pair_diff", "bregman._rank1",
+         "bregman._rank1_matvec", "bregman.logdet_pair_sweep",
          "bregman.sym_matvec", "pair_oracle._scan_row",
-         "pair_oracle._scan_rows_serial"),
+         "pair_oracle._scan_rows_serial",
+         "pair_oracle.active_pair_residuals"),
         _RESULTS + "numpy_paths_threshold_logdet.md"),
     # MetricNearness on a dense matrix: (number of nodes,); first fits on an
     # empty cache of both paths: numpy_paths_cycles_first.md

@@ -15,9 +15,33 @@ identical-point pairs from :mod:`metric_estimators._problems.logdet`, as
 ITML) and hands it to the Project-and-Forget driver
 (:func:`metric_estimators.solvers.bregman.bregman_project_forget`) with a
 :class:`~metric_estimators.solvers.active_sets.LogDetPairConstraints` active
-set -- ITML's exact LogDet projections -- and a
+set -- ITML's exact LogDet projections, pairs stored by index -- and a
 :class:`~metric_estimators.solvers.oracles.LabelPairOracle`, which scans
-every pair in blocks for violated ones.
+every pair in blocks for violated ones and checks the remembered ones.
+
+Why every violated pair joins at once: a pair outside the active set keeps
+its slack at its bound and a zero dual, so at the optimum it must meet its
+bound; every pair that needs slack (on pen-based digits with the bounds of
+Sonthalia & Gilbert, more than half of all pairs) must be in the active set.
+Adding a few thousand per oracle call would take thousands of calls; adding
+all of them (most violated first when the memory limit binds) takes a few
+dozen passes.  Measurements: ``benchmarks/results/penbased.md``.
+
+Convergence criterion
+---------------------
+``converged_`` is True only when one oracle call -- a full scan of all
+pairs -- finds, at the returned matrix,
+
+* every pair outside the active set within ``tol`` of its bound (relative
+  violation ``delta (d - xi0) / xi0 <= tol``), and
+* every remembered pair consistent: ``|d - xi| / xi <= tol`` if its dual is
+  positive (complementary slackness), ``delta (d - xi) / xi <= tol`` if it
+  is zero.
+
+With the stationarity conditions, which the Bregman projections keep by
+construction (``A^-1 = A0^-1 + sum_c lambda_c delta_c v_c v_c^T`` and
+``gamma / xi_c = gamma / xi0_c - lambda_c delta_c``), these are the
+Karush-Kuhn-Tucker conditions of the problem over all pairs, to ``tol``.
 """
 
 import warnings
@@ -43,7 +67,7 @@ from ._validation import (
     validate_labelled_points,
 )
 from .base import MahalanobisMixin, components_from_matrix
-from .solvers.active_sets import LogDetPairConstraints
+from .solvers.active_sets import LogDetPointPairConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.oracles import LabelPairOracle
 
@@ -68,18 +92,22 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
     max_iter : int, default=200
         Maximum number of oracle calls.
     tol : float, default=1e-3
-        Convergence tolerance: stop when no pair is violated by more than
-        ``tol`` (relative to its bound, or to its slack for remembered pairs)
-        and the last sweep's measure -- relative dual change and relative
-        violation, as in ITML -- is at most ``tol``.  Pairs violated by more
-        than ``tol`` join the active set.
-    max_sweeps : int, default=10
+        Convergence tolerance on the optimality conditions, checked over all
+        pairs (module docstring): relative violations of the pairs outside
+        the active set, complementary-slackness residuals of those inside.
+        Pairs violated by more than ``tol`` join the active set.
+    max_sweeps : int, default=3
         Maximum number of sweeps over the active set between oracle calls.
-    max_new_constraints : int, default=5000
-        At most this many violated pairs (the most violated) join the active
-        set per oracle call, so memory stays bounded by
-        ``max_iter * max_new_constraints * n_features`` in the worst case and
-        is usually far smaller (constraints are forgotten).
+    max_new_constraints : int or None, default=None
+        At most this many violated pairs join the active set per oracle
+        call (the most violated).  None: all of them, as long as the active
+        set stays within ``memory_limit``.
+    memory_limit : float, default=4.0
+        Gigabytes the active set may hold (25 bytes per pair); when the
+        violated pairs do not fit, the most violated join.
+    max_time : float or None, default=None
+        Stop after the oracle call and sweeps that end this many seconds
+        after ``fit`` started (with a ConvergenceWarning if not converged).
     block_size : int, default=512
         Rows of the pair scan per block.
     prior : {"identity", "covariance", "random"} or array-like, default="identity"
@@ -97,6 +125,9 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
     Attributes
     ----------
     components_ : ndarray of shape (n_features, n_features)
+        From the learned matrix: the last iterate, or, when the fit stops
+        before converging, the checked iterate with the smallest
+        violation (``violation_``).
     bounds_ : ndarray (low, high)
     n_iter_ : int
     loss_curve_ : ndarray
@@ -105,24 +136,32 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
         Constraints remembered at the end (positive dual).
     active_pairs_ : ndarray of shape (n_active, 2)
     duals_, slack_ : ndarray of shape (n_active,)
+        The active set at the end (of the last iterate).
     violation_ : float
-        Largest relative violation ``delta (d - xi) / xi`` over *all* pairs
-        at the end (``xi = xi0`` for the pairs outside the active set).
+        Largest violation of the optimality conditions over *all* pairs at
+        the returned matrix (module docstring), from a full scan.
     max_violation_ : float
         Deprecated name of ``violation_`` (a FutureWarning).
     n_violated_ : int
         Pairs outside the active set violated by more than ``tol`` at the
-        last oracle call (the oracle returns at most ``max_new_constraints``
-        of them per call).
+        last full scan.
     n_pairs_ : int
         Number of labelled pairs considered (all of them but the
         different-class pairs of identical points).
     n_same_pairs_ : int
         Number of same-class pairs.
     converged_ : bool
+        True only when a full scan confirmed the optimality conditions to
+        ``tol``.
     history_ : dict of lists
-        Per oracle call, the driver's record (see
-        :class:`metric_estimators.solvers.bregman.BregmanResult`).
+        Per iteration, the driver's record (see
+        :class:`metric_estimators.solvers.bregman.BregmanResult`); and per
+        full scan (oracle call, one more than iterations when the last call
+        certified convergence or the fit stopped early and checked its
+        result): ``scan_active`` (pairs in the active set),
+        ``scan_violated`` (pairs outside it violated by more than ``tol``),
+        ``scan_active_violated`` (remembered pairs whose residual exceeds
+        ``tol``), ``scan_violation`` (the largest violation of either kind).
     """
 
     _parameter_constraints: dict = {
@@ -130,7 +169,9 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_sweeps": [Interval(Integral, 1, None, closed="left")],
-        "max_new_constraints": [Interval(Integral, 1, None, closed="left")],
+        "max_new_constraints": [Interval(Integral, 1, None, closed="left"), None],
+        "memory_limit": [Interval(Real, 0, None, closed="neither")],
+        "max_time": [Interval(Real, 0, None, closed="neither"), None],
         "block_size": [Interval(Integral, 1, None, closed="left")],
         "prior": [StrOptions({"identity", "covariance", "random"}), "array-like"],
         "verbose": ["verbose"],
@@ -138,14 +179,21 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, gamma=1.0, max_iter=200, tol=1e-3, max_sweeps=10,
-                 max_new_constraints=5000, block_size=512, prior="identity",
-                 verbose=0, preprocessor=None, random_state=None):
+    #: bytes per remembered pair (two int32 indices, an int8 sign, the
+    #: float64 slack and dual)
+    _PAIR_BYTES = 25
+
+    def __init__(self, gamma=1.0, max_iter=200, tol=1e-3, max_sweeps=3,
+                 max_new_constraints=None, memory_limit=4.0, max_time=None,
+                 block_size=512, prior="identity", verbose=0,
+                 preprocessor=None, random_state=None):
         self.gamma = gamma
         self.max_iter = max_iter
         self.tol = tol
         self.max_sweeps = max_sweeps
         self.max_new_constraints = max_new_constraints
+        self.memory_limit = memory_limit
+        self.max_time = max_time
         self.block_size = block_size
         self.prior = prior
         self.verbose = verbose
@@ -193,28 +241,54 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
         # numba kernels or their numpy twins: asked once, for the whole fit
         kernels = _backend.choose("logdet_all_pairs",
                                   n * (n - 1) // 2 - skip.shape[0], d)
+        tol = float(self.tol)
         oracle = LabelPairOracle(
             X, y_idx, low, high, block_size=self.block_size,
-            max_new=self.max_new_constraints, skip_pairs=skip,
-            kernels=kernels)
-        active = LogDetPairConstraints(A0, self.gamma, random_state=seed,
-                                       kernels=kernels)
+            max_new=self.max_new_constraints,
+            max_active=int(self.memory_limit * 1e9 / self._PAIR_BYTES),
+            skip_pairs=skip, kernels=kernels)
+        active = LogDetPointPairConstraints(A0, self.gamma, X, (low, high),
+                                            random_state=seed,
+                                            kernels=kernels)
         report.phase(f"{oracle.n_pairs} pair constraints, bounds "
                      f"({bounds_in[0]:.4g}, {bounds_in[1]:.4g})")
         res = bregman_project_forget(
-            active, oracle, objective=active.objective, tol=float(self.tol),
+            active, oracle, objective=active.objective, tol=tol,
             max_iter=self.max_iter, max_passes=self.max_sweeps,
-            add_threshold=float(self.tol), report=report,
+            add_threshold=tol, report=report, max_time=self.max_time,
+            # the oracle's full scan is the whole criterion (module docstring)
+            stop_rule=lambda point, maxv, resid: maxv <= tol,
         )
-        if res.converged:
-            report.finish(f"converged after {res.n_iter} oracle calls")
-        else:
-            report.finish(f"stopped after {res.n_iter} oracle calls")
-            convergence_warning(self, max_iter=self.max_iter,
-                                unit="oracle calls", tol=self.tol,
-                                history=res.history["objective"],
-                                detail=res.detail(), stacklevel=4)
         A = active.A
+        violation = float(res.max_violation)
+        if not res.converged:
+            # check the last iterate, then return the best checked one
+            oracle(A, tol, active)
+            A = oracle.best_point
+            violation = float(oracle.best_violation)
+            report.finish(f"stopped after {res.n_iter} oracle calls")
+            timed_out = (self.max_time is not None
+                         and res.n_iter < self.max_iter)
+            log = oracle.log
+            detail = (f"largest violation {violation:.3g} (tol={tol:g}); "
+                      f"{log['n_violated'][-1]} pairs outside the active set "
+                      f"and {log['n_active_violated'][-1]} of its "
+                      f"{log['n_active'][-1]} pairs violated at the last "
+                      "scan; raise max_time or max_iter")
+            if log["n_returned"][-1] < log["n_violated"][-1]:
+                detail += " (and memory_limit: the active set is full)"
+            if timed_out:
+                convergence_warning(self, max_iter=self.max_time,
+                                    unit="seconds", param="max_time", tol=tol,
+                                    history=res.history["objective"],
+                                    detail=detail, stacklevel=4)
+            else:
+                convergence_warning(self, max_iter=self.max_iter,
+                                    unit="oracle calls", tol=tol,
+                                    history=res.history["objective"],
+                                    detail=detail, stacklevel=4)
+        else:
+            report.finish(f"converged after {res.n_iter} oracle calls")
         if not np.all(np.isfinite(A)):
             raise FloatingPointError("ProjectAndForget produced a non-finite "
                                      "matrix; check the scale of the data.")
@@ -223,13 +297,21 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
         self.bounds_ = np.array(bounds_in)
         self.n_iter_ = int(res.n_iter)
         self.loss_curve_ = np.asarray(res.history["objective"])
-        self.history_ = res.history
+        history = dict(res.history)
+        for key, name in (("n_active", "scan_active"),
+                          ("n_violated", "scan_violated"),
+                          ("n_active_violated", "scan_active_violated")):
+            history[name] = list(oracle.log[key])
+        history["scan_violation"] = [
+            max(a, b) for a, b in zip(oracle.log["outside_violation"],
+                                      oracle.log["active_residual"])]
+        self.history_ = history
         self.n_active_ = len(active)
-        self.active_pairs_ = np.column_stack((active.key // n,
-                                              active.key % n))
+        self.active_pairs_ = np.column_stack((active.I, active.J)).astype(
+            np.int64)
         self.duals_ = active.lam / s / s
         self.slack_ = active.xi * s * s
-        self.violation_ = float(res.max_violation)
+        self.violation_ = violation
         self.converged_ = res.converged
         self.n_pairs_ = oracle.n_pairs
         self.n_violated_ = int(oracle.last_n_violated)

@@ -29,7 +29,10 @@ from metric_estimators._kernels import bregman as nb_bregman
 from metric_estimators._kernels import pair_oracle as nb_pairs
 from metric_estimators._kernels.numpy import bregman as np_bregman
 from metric_estimators._kernels.numpy import pair_oracle as np_pairs
-from metric_estimators.solvers.active_sets import LogDetPairConstraints
+from metric_estimators.solvers.active_sets import (
+    LogDetPairConstraints,
+    LogDetPointPairConstraints,
+)
 from metric_estimators.solvers.oracles import FixedListOracle, LabelPairOracle
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -240,7 +243,8 @@ def test_scan_pair_block_of_a_block_without_pairs():
 
 
 @pytest.mark.parametrize("with_skip", [False, True])
-def test_label_pair_oracle_same_pairs_on_both_paths(with_skip):
+@pytest.mark.parametrize("max_new", [40, None])
+def test_label_pair_oracle_same_pairs_on_both_paths(with_skip, max_new):
     rng = np.random.RandomState(1)
     n = 70
     X = rng.randn(n, 3)
@@ -249,19 +253,120 @@ def test_label_pair_oracle_same_pairs_on_both_paths(with_skip):
     A = np.cov(rng.randn(3, 10)) + np.eye(3)
     found = []
     for kernels in (_backend.NUMPY, _backend.NUMBA):
-        oracle = LabelPairOracle(X, y, 2.0, 6.0, block_size=16, max_new=40,
-                                 kernels=kernels)
-        act = LogDetPairConstraints(np.eye(3), 1.0, kernels=kernels)
+        oracle = LabelPairOracle(X, y, 2.0, 6.0, block_size=16,
+                                 max_new=max_new, kernels=kernels)
+        act = LogDetPointPairConstraints(np.eye(3), 1.0, X, (2.0, 6.0),
+                                         random_state=0, kernels=kernels)
         if with_skip:
-            key, V, delta, xi0, _ = oracle(A, 0.05, act)
-            act.add(key[::3], V[::3], delta[::3], xi0[::3])
-        found.append((oracle(A, 0.05, act), oracle.last_n_violated))
-    (a, na), (b, nb) = found
-    assert na == nb > 40
-    np.testing.assert_array_equal(a[0], b[0])   # the 40 most violated, in order
-    np.testing.assert_allclose(a[1], b[1])
+            I, J, delta, _ = oracle(A, 0.05, act)
+            act.add(I[::3], J[::3], delta[::3])
+            act.project()
+        found.append((oracle(A, 0.05, act), dict(oracle.log)))
+    (a, la), (b, lb) = found
+    assert la["n_violated"] == lb["n_violated"]
+    assert la["n_active_violated"] == lb["n_active_violated"]
+    assert lb["n_violated"][-1] > 40
+    # the 40 most violated (or all), in scan order
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
     np.testing.assert_array_equal(a[2], b[2])
-    assert a[4] == pytest.approx(b[4], rel=1e-12)
+    assert a[0].size == (40 if max_new else lb["n_violated"][-1])
+    assert a[3] == pytest.approx(b[3], rel=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.3, np.inf])
+@pytest.mark.parametrize("scale", [1.0, 1e-60, 1e60])
+def test_logdet_pair_sweep_matches_the_kernel_and_the_listed_sweep(gamma,
+                                                                   scale):
+    rng = np.random.RandomState(4)
+    n, d, m = 30, 4, 120
+    X = rng.randn(n, d) * scale
+    X[7] = X[6]                                 # a zero difference: skipped
+    I = rng.randint(0, n, m).astype(np.int32)
+    J = ((I + 1 + rng.randint(0, n - 1, m)) % n).astype(np.int32)
+    I[0], J[0] = 6, 7
+    delta = np.where(rng.rand(m) < 0.5, 1, -1).astype(np.int8)
+    xi = np.where(delta > 0, 0.3, 3.0) * scale ** 2
+    lam = np.where(rng.rand(m) < 0.3, rng.rand(m), 0.0) / scale ** 2
+    order = np.concatenate((rng.permutation(m), [5, 5, 9])).astype(np.int32)
+    A0 = np.eye(d) + 0.1 * np.ones((d, d))
+    states, outs = [], []
+    for run in ("numpy", "numba", "listed"):
+        A, x, z = A0.copy(), xi.copy(), lam.copy()
+        w, wn, v, vn = (np.empty(d) for _ in range(4))
+        for _ in range(3):
+            if run == "listed":
+                out = nb_bregman.logdet_sweep(
+                    A, np.ascontiguousarray(X[I] - X[J]),
+                    delta.astype(np.float64), x, z, order.astype(np.int64),
+                    gamma, w, wn)
+            else:
+                mod = np_bregman if run == "numpy" else nb_bregman
+                out = mod.logdet_pair_sweep(A, X, I, J, delta, x, z, order,
+                                            gamma, w, wn, v, vn)
+        states.append((A, x, z))
+        outs.append(out)
+    # the kernel is the listed sweep, bit for bit
+    for a, b in zip(states[1], states[2]):
+        assert np.array_equal(a, b)
+    assert outs[1] == outs[2] and outs[1][2] > 30
+    # the twin, to rounding
+    for a, b in zip(states[0], states[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-9,
+                                   atol=1e-12 * np.abs(b).max())
+    np.testing.assert_allclose(outs[0][:2], outs[1][:2], rtol=1e-9)
+    empty = np.empty(0, np.int32)
+    assert np_bregman.logdet_pair_sweep(A0, X, I, J, delta, xi, lam, empty,
+                                        1.0, *(np.empty(d),) * 4) == (0.0, 0.0, 0)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-80, 1e80])
+def test_active_pair_residuals_match_the_kernel(scale):
+    rng = np.random.RandomState(5)
+    n, d, m = 40, 3, 200
+    Z = rng.randn(n, d) * scale
+    I = rng.randint(0, n, m).astype(np.int32)
+    J = ((I + 1 + rng.randint(0, n - 1, m)) % n).astype(np.int32)
+    delta = np.where(rng.rand(m) < 0.5, 1, -1).astype(np.int8)
+    dist = np.sum((Z[I] - Z[J]) ** 2, axis=1)
+    xi = dist * np.exp(rng.randn(m) * 0.01)      # near tight
+    lam = np.where(rng.rand(m) < 0.5, rng.rand(m), 0.0)
+    for tol in (0.0, 1e-3, 1e-2, 1.0):
+        a = np_pairs.active_pair_residuals(Z, I, J, delta, xi, lam, tol)
+        b = nb_pairs.active_pair_residuals(Z, I, J, delta, xi, lam, tol)
+        assert a[1] == b[1]
+        assert a[0] == pytest.approx(b[0], rel=1e-12)
+    r = (dist - xi) / xi
+    ref = np.where(lam > 0, np.abs(r), delta * r)
+    assert b[0] == pytest.approx(max(0.0, ref.max()), rel=1e-12)
+    for mod in (np_pairs, nb_pairs):
+        e = np.empty(0, np.int32)
+        assert mod.active_pair_residuals(Z, e, e, np.empty(0, np.int8),
+                                         np.empty(0), np.empty(0), 0.1) == (0.0, 0)
+
+
+def test_point_pair_active_set_runs_on_the_kernels_it_is_given():
+    rng = np.random.RandomState(6)
+    n, d = 50, 4
+    X = rng.randn(n, d)
+    I, J = np.triu_indices(n, 1)
+    delta = np.where(rng.rand(I.size) < 0.3, 1, -1)
+    sets = []
+    for kernels in (_backend.NUMPY, _backend.NUMBA):
+        act = LogDetPointPairConstraints(np.eye(d), 1.0, X, (1.0, 8.0),
+                                         random_state=0, kernels=kernels)
+        act.add(I, J, delta)
+        for _ in range(4):
+            act.project()
+        act.forget()
+        sets.append(act)
+    a, b = sets
+    np.testing.assert_array_equal(a.key, b.key)
+    assert 0 < len(b) < I.size
+    np.testing.assert_allclose(a.A, b.A, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.violations(), b.violations(), rtol=1e-9,
+                               atol=1e-12)
+    assert b.nbytes == 25 * len(b)
 
 
 def test_fixed_list_oracle_same_on_both_paths():

@@ -60,6 +60,7 @@ __all__ = [
     "sym_matvec",
     "logdet_sweep",
     "logdet_violations",
+    "logdet_pair_sweep",
 ]
 
 # p below this (relative to xi) means v is (numerically) in the null space of
@@ -258,3 +259,95 @@ def logdet_violations(A, V, delta, xi, idx, out):
         sym_matvec(A, v, w)
         p = _dot(v, w)
         out[k] = delta[c] * (p - xi[c]) / xi[c]
+
+
+@njit(cache=True, nogil=True)
+def _pair_diff(X, i, j, out):
+    """``out = X[i] - X[j]``."""
+    a = X[i]
+    b = X[j]
+    for k in range(out.shape[0]):
+        out[k] = a[k] - b[k]
+
+
+@njit(cache=True, nogil=True)
+def logdet_pair_sweep(A, X, I, J, delta, xi, lam, order, gamma, w, wn, v,
+                      vn):
+    """:func:`logdet_sweep` over pairs of points given by their indices.
+
+    Constraint ``c`` is the pair ``(I[c], J[c])``: its difference vector
+    ``v_c = X[I[c]] - X[J[c]]`` is formed when it is projected onto, not
+    stored (an active set of millions of pairs then holds two indices, a
+    sign, a slack and a dual per pair).  The projections, their order and
+    the returns are those of :func:`logdet_sweep` on the stacked
+    difference vectors, bit for bit.
+
+    Parameters
+    ----------
+    A : float64 array (d, d), C-contiguous
+        Symmetric matrix, updated in place.
+    X : float64 array (n, d), C-contiguous
+        The points.
+    I, J : int32 arrays (m,)
+        The pairs.
+    delta : int8 array (m,)
+        ``+1`` (similar, ``<=``) or ``-1`` (dissimilar, ``>=``).
+    xi, lam : float64 arrays (m,)
+        Slacks and duals, updated in place.
+    order : int array (k,)
+        Constraints to project onto, in this order.
+    gamma : float
+        Slack weight, ``np.inf`` for hard constraints.
+    w, wn, v, vn : float64 arrays (d,)
+        Work space.
+
+    Returns
+    -------
+    dual_change, max_violation, n_updates
+        As :func:`logdet_sweep`.
+    """
+    n = order.shape[0]
+    if n == 0:
+        return 0.0, 0.0, 0
+    if np.isinf(gamma):
+        gamma_proj = 1.0
+        inv_gamma = 0.0
+    else:
+        gamma_proj = gamma / (gamma + 1.0)
+        inv_gamma = 1.0 / gamma
+    c = order[0]
+    _pair_diff(X, I[c], J[c], v)
+    sym_matvec(A, v, w)
+    dual_change = 0.0
+    max_violation = 0.0
+    n_updates = 0
+    for k in range(n):
+        c = order[k]
+        p = _dot(v, w)
+        beta = 0.0
+        if p > _P_TINY:
+            s = float(delta[c])
+            x = xi[c]
+            viol = s * (p - x) / x
+            if viol > max_violation:
+                max_violation = viol
+            theta = s * gamma_proj * (1.0 / p - 1.0 / x)
+            alpha, lam[c] = hildreth_correction(lam[c], theta)
+            if alpha != 0.0:
+                dual_change += abs(alpha)
+                sa = s * alpha
+                beta = sa / (1.0 - sa * p)
+                xi[c] = x / (1.0 + sa * x * inv_gamma)
+                n_updates += 1
+        if k + 1 < n:
+            cn = order[k + 1]
+            _pair_diff(X, I[cn], J[cn], vn)
+            if beta != 0.0:
+                _rank1_matvec(A, beta, w, vn, wn)
+            else:
+                sym_matvec(A, vn, wn)
+            w, wn = wn, w
+            v, vn = vn, v
+        elif beta != 0.0:
+            _rank1(A, beta, w)
+    return dual_change, max_violation, n_updates

@@ -4,14 +4,15 @@ The kernel of :class:`metric_estimators.solvers.oracles.LabelPairOracle`,
 ProjectAndForget's oracle (Sonthalia & Gilbert, JMLR 2022): instead of a
 random subset of pairs, every
 same-class / different-class pair is checked against the current metric, one
-block of rows at a time (memory ``O(block * n)``).
+block of rows at a time (memory ``O(block * n)``); and the check of the
+remembered pairs' optimality conditions (:func:`active_pair_residuals`).
 """
 
 from numba import njit, prange
 
 from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
 
-__all__ = ["PARALLEL_MIN_POINTS", "scan_pair_block"]
+__all__ = ["PARALLEL_MIN_POINTS", "active_pair_residuals", "scan_pair_block"]
 
 
 #: From this many points on, the rows of a block are scanned in parallel;
@@ -99,3 +100,44 @@ def scan_pair_block(Z, sq, y, i0, i1, low, high, tol, active_row_start,
     scan = _scan_rows_serial if Z.shape[0] < PARALLEL_MIN_POINTS else _scan_rows_parallel
     scan(Z, sq, y, i0, i1, low, high, tol, active_row_start, active_cols,
          keep_i, keep_j, keep_v, counts, rowmax)
+
+
+@njit(cache=True, nogil=True)
+def active_pair_residuals(Z, I, J, delta, xi, lam, tol):
+    """Largest complementary-slackness residual of the remembered pairs.
+
+    Pair ``c = (I[c], J[c])`` with squared learned distance
+    ``d_c = |Z[I[c]] - Z[J[c]]|^2`` (``Z = X L^T``), sign ``delta[c]``,
+    slack ``xi[c]`` and dual ``lam[c]``: its residual is
+    ``|d_c - xi_c| / xi_c`` when ``lam_c > 0`` (a positive dual needs a
+    tight constraint) and ``max(0, delta_c (d_c - xi_c) / xi_c)`` when
+    ``lam_c = 0`` (the constraint must hold).
+
+    Returns
+    -------
+    max_residual : float
+        The largest residual (0 for no pair).
+    n_above : int
+        Number of pairs whose residual exceeds ``tol``.
+    """
+    d = Z.shape[1]
+    best = 0.0
+    count = 0
+    for c in range(I.shape[0]):
+        zi = Z[I[c]]
+        zj = Z[J[c]]
+        dist = 0.0
+        for k in range(d):
+            t = zi[k] - zj[k]
+            dist += t * t
+        x = xi[c]
+        r = (dist - x) / x
+        if lam[c] > 0.0:
+            r = abs(r)
+        else:
+            r = delta[c] * r
+        if r > best:
+            best = r
+        if r > tol:
+            count += 1
+    return best, count

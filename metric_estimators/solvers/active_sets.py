@@ -28,14 +28,17 @@ Two kinds of constraints:
   squared L2, weighted squared L2 or generalised KL divergence;
 * :class:`LogDetPairConstraints` -- ITML's pair constraints
   ``delta_c (v_c^T A v_c - xi_c) <= 0`` under the LogDet divergence with
-  ``gamma``-weighted slack (Davis et al., ICML 2007).
+  ``gamma``-weighted slack (Davis et al., ICML 2007);
+  :class:`LogDetPointPairConstraints` the same constraints between points
+  of one data set, stored by index (ProjectAndForget's millions of pairs).
 """
 
 import numpy as np
 
 from .._backend import NUMBA
 
-__all__ = ["CycleConstraints", "LogDetPairConstraints"]
+__all__ = ["CycleConstraints", "LogDetPairConstraints",
+           "LogDetPointPairConstraints"]
 
 _TINY = np.finfo(np.float64).tiny
 
@@ -477,3 +480,168 @@ class LogDetPairConstraints:
             r = self.xi / self.xi0
             value += self.gamma * np.sum(r - np.log(r) - 1.0)
         return float(value)
+
+
+class LogDetPointPairConstraints(LogDetPairConstraints):
+    """ITML's LogDet pair constraints between points of one data set, stored by index.
+
+    The constraints, divergence, projections and forgetting of
+    :class:`LogDetPairConstraints`, for pairs ``(i, j)`` of the rows of
+    ``X``: a constraint is stored as ``I[c], J[c]`` (int32), its sign
+    ``delta[c]`` (int8), its slack ``xi[c]`` and its dual ``lam[c]``
+    (float64): 25 bytes, whatever the dimension; the difference vector
+    ``X[i] - X[j]`` is formed when the pair is projected onto
+    (:func:`~metric_estimators._kernels.bregman.logdet_pair_sweep`).  The
+    bound ``xi0`` is ``low`` for similar and ``high`` for dissimilar pairs.
+
+    Order of the passes: each batch of added pairs is stored in a random
+    order, after the earlier ones; a pass visits the store in blocks of
+    :attr:`BLOCK` consecutive constraints, the blocks in a fresh random
+    order.  The pairs of a pass are then visited in a random order (pairs
+    from the labels come grouped by class, on which a fixed order converges
+    slowly, see :class:`LogDetPairConstraints`) while the store is read
+    block by block, not at random addresses (which costs as much as the
+    projections themselves once the set outgrows the caches).
+
+    Parameters
+    ----------
+    A0 : ndarray of shape (d, d)
+        Positive definite prior (copied; the iterate ``A`` starts there).
+    gamma : float
+        Slack weight, ``np.inf`` for hard constraints.
+    X : ndarray of shape (n, d)
+        The points.
+    bounds : (low, high)
+        ``xi0`` of the similar and of the dissimilar pairs.
+    random_state : None, int or numpy Generator
+        Seed of the orders.
+    kernels : Kernels, default=NUMBA
+        ``kernels.bregman`` makes the passes.
+
+    Attributes
+    ----------
+    A : ndarray of shape (d, d)
+    I, J : int32 ndarrays of shape (k,)
+        The pairs (``I < J`` as the oracle returns them).
+    delta : int8 ndarray of shape (k,)
+    xi, lam : float64 ndarrays of shape (k,)
+        Slacks and duals.
+    key, xi0 : ndarrays of shape (k,)
+        ``I * n + J`` and the bounds, made on request.
+    """
+
+    #: constraints per block of a pass's order
+    BLOCK = 16
+
+    def __init__(self, A0, gamma, X, bounds, *, random_state=None,
+                 kernels=NUMBA):
+        self.A0 = np.ascontiguousarray(A0, dtype=np.float64)
+        self.A = self.A0.copy()
+        self.gamma = float(gamma)
+        self.shuffle = True
+        self.keep_all = False
+        self.kernels = kernels
+        self._rng = np.random.default_rng(random_state)
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.low, self.high = (float(b) for b in bounds)
+        self.I = np.empty(0, dtype=np.int32)
+        self.J = np.empty(0, dtype=np.int32)
+        self.delta = np.empty(0, dtype=np.int8)
+        self.xi = np.empty(0)
+        self.lam = np.empty(0)
+        d = self.A.shape[0]
+        self._w, self._wn = np.empty(d), np.empty(d)
+        self._v, self._vn = np.empty(d), np.empty(d)
+        self._A0_inv = None
+        self._logdet_A0 = None
+
+    def __len__(self):
+        return int(self.I.size)
+
+    @property
+    def key(self):
+        """``I * n + J`` of each constraint (int64)."""
+        return self.I.astype(np.int64) * self.X.shape[0] + self.J
+
+    @property
+    def xi0(self):
+        """The bound of each constraint: ``low`` if similar, else ``high``."""
+        return np.where(self.delta > 0, self.low, self.high)
+
+    @property
+    def nnz(self):
+        """Entries read per pass: ``d`` per constraint (its difference vector)."""
+        return int(self.I.size * self.X.shape[1])
+
+    @property
+    def nbytes(self):
+        """Memory held by the constraints, in bytes."""
+        return (self.I.nbytes + self.J.nbytes + self.delta.nbytes
+                + self.xi.nbytes + self.lam.nbytes)
+
+    def add(self, I, J, delta):
+        """Append the pairs ``(I, J)`` with signs ``delta``, in a random order; count them.
+
+        The oracles return pairs outside the active set only.
+        """
+        k = int(np.asarray(I).size)
+        if k == 0:
+            return 0
+        p = self._rng.permutation(k)
+        delta = np.asarray(delta, dtype=np.int8)[p]
+        self.I = np.concatenate((self.I, np.asarray(I, dtype=np.int32)[p]))
+        self.J = np.concatenate((self.J, np.asarray(J, dtype=np.int32)[p]))
+        self.delta = np.concatenate((self.delta, delta))
+        self.xi = np.concatenate((self.xi,
+                                  np.where(delta > 0, self.low, self.high)))
+        self.lam = np.concatenate((self.lam, np.zeros(k)))
+        return k
+
+    def forget(self):
+        """Drop the constraints with a zero dual; count them."""
+        keep = self.lam > 0.0
+        dropped = int(keep.size - np.count_nonzero(keep))
+        if dropped:
+            self.I = self.I[keep]
+            self.J = self.J[keep]
+            self.delta = self.delta[keep]
+            self.xi = self.xi[keep]
+            self.lam = self.lam[keep]
+        return dropped
+
+    def order(self, start=0):
+        """The constraints ``start, start + 1, ...`` in a pass's order (blocks, shuffled)."""
+        k = len(self) - start
+        B = self.BLOCK
+        nb = -(-k // B)
+        dtype = np.int32 if len(self) < 2 ** 31 - B else np.int64
+        blocks = self._rng.permutation(nb).astype(dtype)
+        order = (blocks[:, None] * dtype(B)
+                 + np.arange(B, dtype=dtype)[None, :]).ravel()
+        if k % B:
+            order = order[order < k]
+        order += dtype(start)
+        return order
+
+    def project(self, start=0):
+        """One pass of LogDet projections from ``start``; return ITML's measure."""
+        if len(self) - start <= 0:
+            return 0.0
+        change, viol, _ = self.kernels.bregman.logdet_pair_sweep(
+            self.A, self.X, self.I, self.J, self.delta, self.xi, self.lam,
+            self.order(start), self.gamma, self._w, self._wn, self._v,
+            self._vn)
+        total = self.lam.sum()
+        rel = change / max(total, _TINY) if change > 0 else 0.0
+        return float(max(rel, viol))
+
+    def violations(self, chunk=1 << 20):
+        """Return each constraint's relative violation ``delta (d_A - xi) / xi``."""
+        out = np.empty(len(self))
+        for a in range(0, len(self), chunk):
+            b = min(len(self), a + chunk)
+            V = self.X[self.I[a:b]] - self.X[self.J[a:b]]
+            p = np.einsum("ij,jk,ik->i", V, self.A, V)
+            x = self.xi[a:b]
+            out[a:b] = self.delta[a:b] * (p - x) / x
+        return out

@@ -172,7 +172,7 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
                            max_passes=20, pass_budget=None, min_passes=1,
                            settle_fraction=0.0, fixed_pass=None,
                            add_threshold=None, report=None, stop_rule=None,
-                           pass_tol=None, extra_row=None):
+                           pass_tol=None, extra_row=None, max_time=None):
     """Run Project and Forget on an active set and an oracle until it converges.
 
     Parameters
@@ -228,6 +228,9 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
         most this (default ``tol``).
     extra_row : callable ``extra_row() -> tuple`` or None
         Values appended to every report row (the problem's own columns).
+    max_time : float or None
+        Stop (not converged) after the first iteration that ends this many
+        seconds after the start (of the report's clock, if any).
 
     Returns
     -------
@@ -300,6 +303,8 @@ def bregman_project_forget(active, oracle, *, objective, tol, max_iter=100,
             extra = tuple(extra_row()) if extra_row is not None else ()
             report.row(it, obj, maxv, float(resid), len(active), added, done,
                        *extra)
+        if max_time is not None and hist["time"][-1] >= max_time:
+            break
     return BregmanResult(
         active=active, converged=converged, n_iter=it,
         n_passes=n_passes_total, n_projections=n_projections,

@@ -16,6 +16,9 @@ for bit.
   rounding.  The work spaces ``w``, ``wn`` are not used.
 * :func:`logdet_violations` and :func:`sym_matvec` are one vectorised
   expression each (BLAS products: to rounding).
+* :func:`logdet_pair_sweep` forms the difference vectors of the pairs it
+  visits (exactly the kernel's) and makes :func:`logdet_sweep` over them:
+  to rounding, as that twin.
 * :func:`hildreth_correction` is the kernel's, bit for bit.
 """
 
@@ -27,6 +30,7 @@ __all__ = [
     "sym_matvec",
     "logdet_sweep",
     "logdet_violations",
+    "logdet_pair_sweep",
 ]
 
 # as the kernel: p below this means v is (numerically) in the null space of A
@@ -127,3 +131,25 @@ def logdet_violations(A, V, delta, xi, idx, out):
     p = np.einsum("ij,ij->i", Vs @ A, Vs)
     x = xi[idx]
     out[:idx.shape[0]] = delta[idx] * (p - x) / x
+
+
+def logdet_pair_sweep(A, X, I, J, delta, xi, lam, order, gamma, w, wn, v,
+                      vn):
+    """:func:`logdet_sweep` over pairs of points given by their indices.
+
+    The kernel's arguments and returns
+    (:func:`metric_estimators._kernels.bregman.logdet_pair_sweep`); ``w``,
+    ``wn``, ``v``, ``vn`` are not used.
+    """
+    if order.shape[0] == 0:
+        return 0.0, 0.0, 0
+    order = np.asarray(order, dtype=np.int64)
+    # the visited pairs only, renumbered: repeats share their slack and dual
+    used, local = np.unique(order, return_inverse=True)
+    V = X[I[used]] - X[J[used]]
+    xs, ls = xi[used], lam[used]
+    out = logdet_sweep(A, V, delta[used].astype(np.float64), xs, ls,
+                       local.astype(np.int64), gamma, w, wn)
+    xi[used] = xs
+    lam[used] = ls
+    return out

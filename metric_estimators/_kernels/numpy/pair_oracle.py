@@ -7,11 +7,13 @@ block the caller chose).  Where it differs: the products are BLAS's, so the
 distances, violations and row maxima agree with the kernel's to rounding
 (a pair violated by ``tol`` up to the last bits may be counted by one and
 not the other); the ring buffers hold the same pairs in the same slots.
+:func:`active_pair_residuals` is one vectorised expression (the same
+arithmetic per pair; the squared distance summed by numpy, so to rounding).
 """
 
 import numpy as np
 
-__all__ = ["scan_pair_block"]
+__all__ = ["active_pair_residuals", "scan_pair_block"]
 
 
 def scan_pair_block(Z, sq, y, i0, i1, low, high, tol, active_row_start,
@@ -57,3 +59,18 @@ def scan_pair_block(Z, sq, y, i0, i1, low, high, tol, active_row_start,
     keep_i[hr, slot] = hr + i0
     keep_j[hr, slot] = hj
     keep_v[hr, slot] = viol[hr, hj]
+
+
+def active_pair_residuals(Z, I, J, delta, xi, lam, tol):
+    """Largest complementary-slackness residual of the remembered pairs.
+
+    See :func:`metric_estimators._kernels.pair_oracle.active_pair_residuals`:
+    returns ``(max_residual, n_above)``.
+    """
+    if I.shape[0] == 0:
+        return 0.0, 0
+    D = Z[I] - Z[J]
+    dist = np.einsum("ij,ij->i", D, D)
+    r = (dist - xi) / xi
+    r = np.where(lam > 0.0, np.abs(r), delta * r)
+    return float(max(0.0, r.max())), int(np.count_nonzero(r > tol))

@@ -65,10 +65,23 @@ class LabelPairOracle:
     """Oracle over every labelled pair of a data set (ProjectAndForget).
 
     Same-class pairs ``(i, j)`` must satisfy ``d_A(x_i, x_j)^2 <= low``,
-    different-class pairs ``d_A(x_i, x_j)^2 >= high``.  A call scans all
-    ``n (n - 1) / 2`` pairs in blocks of ``block_size`` rows
-    (:func:`~metric_estimators._kernels.pair_oracle.scan_pair_block`, memory
-    ``O(block_size * n)``), skipping the remembered pairs and ``skip_pairs``.
+    different-class pairs ``d_A(x_i, x_j)^2 >= high``.  A call is a full
+    check of the optimality conditions at ``A``:
+
+    * it scans all ``n (n - 1) / 2`` pairs in blocks of ``block_size`` rows
+      (:func:`~metric_estimators._kernels.pair_oracle.scan_pair_block`,
+      memory ``O(block_size * n)``), skipping the remembered pairs and
+      ``skip_pairs``: a pair outside the active set has its slack at its
+      bound and a zero dual, so it must meet its bound;
+    * it checks every remembered pair's complementary slackness against its
+      slack and dual
+      (:func:`~metric_estimators._kernels.pair_oracle.active_pair_residuals`):
+      tight if its dual is positive, met otherwise.
+
+    It returns the violated pairs outside the active set, most violated
+    first if there are more than the room left (``max_new`` per call, and
+    ``max_active`` pairs in the active set in all), in the layout of
+    :meth:`~metric_estimators.solvers.active_sets.LogDetPointPairConstraints.add`.
 
     Parameters
     ----------
@@ -79,9 +92,11 @@ class LabelPairOracle:
         The bounds.
     block_size : int, default=512
         Rows per block of the scan.
-    max_new : int, default=5000
-        At most this many violated pairs (the most violated) are returned
-        per call.
+    max_new : int or None, default=None
+        At most this many violated pairs are returned per call (None: no
+        limit but ``max_active``).
+    max_active : int or None, default=None
+        The active set may hold at most this many pairs (None: no limit).
     skip_pairs : int ndarray of shape (k, 2) or None
         Pairs ``i < j`` that are never constraints (different-class pairs of
         identical points, which no metric separates).
@@ -89,31 +104,51 @@ class LabelPairOracle:
         The path the fit runs on (:func:`metric_estimators._backend.choose`,
         family ``"logdet_all_pairs"``).
 
+    Attributes
+    ----------
+    log : dict of lists
+        Per call: ``n_active`` (pairs in the active set), ``n_violated``
+        (pairs outside it violated by more than the threshold: all of them,
+        not only those returned), ``n_active_violated`` (remembered pairs
+        whose residual exceeds the threshold), ``outside_violation`` and
+        ``active_residual`` (the largest of each), ``n_returned``.
+    last_n_violated : int or None
+        ``log["n_violated"][-1]``.
+    best_violation, best_point
+        The smallest largest violation seen at a call and a copy of the
+        point it was seen at.
+
     Notes
     -----
-    Pairs are keyed ``i * n + j``.  The largest violation returned covers
-    every pair: the scanned ones against their bound, the remembered ones
-    against their current slack.  ``last_n_violated`` is the number of pairs
-    outside the active set violated beyond the threshold at the last call
-    (all of them, not only the ``max_new`` returned).
+    The largest violation returned is the larger of the largest relative
+    violation ``delta (d - xi0) / xi0`` outside the active set and the
+    largest residual inside it: at most ``tol`` means that ``A`` and the
+    active set's slacks and duals satisfy the optimality conditions of the
+    problem over all pairs to ``tol`` (the stationarity conditions hold by
+    construction of the Bregman projections).
     """
 
     supports_float32 = False
 
-    def __init__(self, X, y, low, high, *, block_size=512, max_new=5000,
-                 skip_pairs=None, kernels=NUMBA):
+    def __init__(self, X, y, low, high, *, block_size=512, max_new=None,
+                 max_active=None, skip_pairs=None, kernels=NUMBA):
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.int64)
         self.low = float(low)
         self.high = float(high)
         self.block_size = int(block_size)
-        self.max_new = int(max_new)
+        self.max_new = None if max_new is None else int(max_new)
+        self.max_active = None if max_active is None else int(max_active)
         n = self.X.shape[0]
         skip = (np.empty((0, 2), np.int64) if skip_pairs is None
                 else np.asarray(skip_pairs, dtype=np.int64).reshape(-1, 2))
-        self.skip_keys = skip[:, 0] * n + skip[:, 1]
-        self.last_n_violated = None
+        self.skip_keys = np.sort(skip[:, 0] * n + skip[:, 1])
         self.kernels = kernels
+        self.log = {k: [] for k in ("n_active", "n_violated",
+                                    "n_active_violated", "outside_violation",
+                                    "active_residual", "n_returned")}
+        self.best_violation = np.inf
+        self.best_point = None
 
     @property
     def n_pairs(self):
@@ -121,11 +156,23 @@ class LabelPairOracle:
         n = self.X.shape[0]
         return n * (n - 1) // 2 - self.skip_keys.size
 
-    def _scan(self, Z, skip, threshold):
-        """Return ``(i, j, violation, max)`` of the violated pairs outside ``skip``."""
+    @property
+    def last_n_violated(self):
+        """Pairs outside the active set violated at the last call (None before)."""
+        return self.log["n_violated"][-1] if self.log["n_violated"] else None
+
+    def _scan(self, Z, skip, threshold, keep_all):
+        """Return ``(i, j, violation, max, total)`` of the violated pairs outside ``skip``.
+
+        ``i``, ``j`` int32, ``violation`` float32; all of them if
+        ``keep_all``, else at most about ``max_new`` per block.
+        """
         n = Z.shape[0]
-        B = self.block_size
-        cap = max(16, min(n, 4 * self.max_new // max(B, 1) + 16))
+        B = max(1, min(self.block_size, n))
+        if keep_all:
+            cap = max(n, 1)
+        else:
+            cap = max(16, min(n, 4 * self.max_new // B + 16))
         scan_pair_block = self.kernels.pair_oracle.scan_pair_block
         sq = np.einsum("ij,ij->i", Z, Z)
         srow = skip // n
@@ -149,25 +196,40 @@ class LabelPairOracle:
             total += int(counts[:r].sum())
             c = np.minimum(counts[:r], cap)
             mask = np.arange(cap)[None, :] < c[:, None]
-            I.append(ki[:r][mask])
-            J.append(kj[:r][mask])
-            Vv.append(kv[:r][mask])
+            I.append(ki[:r][mask].astype(np.int32))
+            J.append(kj[:r][mask].astype(np.int32))
+            Vv.append(kv[:r][mask].astype(np.float32))
         return (np.concatenate(I), np.concatenate(J), np.concatenate(Vv),
                 maxv, total)
 
     def __call__(self, A, threshold, active, precision="float64"):
-        """Return ``(key, V, delta, xi0, max_violation)`` of the violated pairs."""
+        """Return ``(I, J, delta, max_violation)`` of the violated pairs outside ``active``."""
         X = self.X
         Z = np.ascontiguousarray(X @ gram_factor(A))
         skip = np.concatenate((active.key, self.skip_keys))
         skip.sort()
-        I, J, viol, maxv, total = self._scan(Z, skip, threshold)
-        self.last_n_violated = total
-        maxv = max(maxv, active.max_violation())
-        if I.size > self.max_new:
-            top = np.argsort(-viol, kind="stable")[:self.max_new]
+        room = np.inf if self.max_new is None else self.max_new
+        if self.max_active is not None:
+            room = min(room, max(0, self.max_active - len(active)))
+        I, J, viol, maxv, total = self._scan(Z, skip, threshold,
+                                             keep_all=self.max_new is None)
+        del skip
+        res, n_bad = self.kernels.pair_oracle.active_pair_residuals(
+            Z, active.I, active.J, active.delta, active.xi, active.lam,
+            threshold)
+        if I.size > room:
+            room = int(room)
+            top = (np.argpartition(-viol, room - 1)[:room] if room
+                   else np.empty(0, dtype=np.int64))
             top.sort()
             I, J = I[top], J[top]
-        delta = np.where(self.y[I] == self.y[J], 1.0, -1.0)
-        xi0 = np.where(delta > 0, self.low, self.high)
-        return I * X.shape[0] + J, X[I] - X[J], delta, xi0, maxv
+        del viol
+        worst = max(float(maxv), float(res))
+        for key, value in zip(self.log, (len(active), total, int(n_bad),
+                                         float(maxv), float(res), I.size)):
+            self.log[key].append(value)
+        if worst < self.best_violation:
+            self.best_violation = worst
+            self.best_point = np.array(A, copy=True)
+        delta = np.where(self.y[I] == self.y[J], 1, -1).astype(np.int8)
+        return I, J, delta, worst
