@@ -40,10 +40,15 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import minimize_scalar
 
+from .. import _backend
 from .._backend import NUMBA
+from .._linalg import power_of_two_scale
+from .edges import edge_matrix, edge_vector
 
-__all__ = ["WeightedCorrelationLP", "dense_clustering_cost",
-           "dense_pivot_rounding", "metric_closure"]
+__all__ = ["DenseSignedGraph", "WeightedCorrelationLP",
+           "correlation_clustering_cost", "correlation_lp",
+           "dense_clustering_cost",
+           "metric_closure", "sparse_clustering_cost"]
 
 
 def metric_closure(x, n, kernels=NUMBA):
@@ -176,7 +181,7 @@ class WeightedCorrelationLP:
         g = (lin - 0.5 * quad) / gam - 0.5 * gam * float(np.sum(self.w))
         return self.qp_objective(), g
 
-    def lp_lower_bound(self, refine=None, deadline=None):
+    def lp_lower_bound(self):
         """Weak-duality lower bound on the LP optimum from the duals.
 
         The larger of two Lagrangian bounds, each maximised over a scale
@@ -190,35 +195,33 @@ class WeightedCorrelationLP:
           wherever the pair duals are far from the LP's (a stopped or
           weakly regularised solve).
 
-        ``refine`` (a callable, e.g.
-        :func:`~metric_estimators.solvers.dual_bounds.refine_box_duals`,
-        which the caller passes: a problem does not import the solvers)
-        then raises the second, as ``refine(c, k, A, y0, weights=w,
-        deadline=deadline) -> (bound, y)`` on the box form ``k + c^T x``
-        of the LP and its cycle rows ``A``: by L-BFGS-B on the smoothed
-        Lagrangian, towards the optimum of the LP restricted to the active set: about
-        ``O(nnz)`` per iteration, a few thousand iterations (for sparse
-        graphs; on a dense problem's millions of triangles it costs more
-        than the solve's last stage), stopped at ``deadline`` (a
-        :func:`time.perf_counter` time) with the best multipliers so far.
+        A solver may raise the second from :meth:`box_form` (the solve of
+        :mod:`metric_estimators.solvers.cc_solve` does on sparse graphs).
         """
-        edge, t = self._edge_form_bound()
-        bound = max(self._pair_form_bound(), edge)
+        return max(self._pair_form_bound(), self._edge_form_bound()[0])
+
+    def box_form(self):
+        """``(c, k, A, y0)``: the LP on the box over the active cycle rows, and multipliers.
+
+        ``k + c^T x`` is the LP objective on the box (:meth:`_box_objective`),
+        ``A x <= 0`` the active cycle rows (a CSR matrix) and ``y0`` their
+        duals at the scale of :meth:`_edge_form_bound`, whose bound
+        ``k + sum_e min(0, (c + A^T y0)_e)`` is that of the edge form: the
+        start of :func:`~metric_estimators.solvers.dual_bounds.refine_box_duals`,
+        which raises it towards the optimum of the LP restricted to the
+        active set.
+        """
+        _, t = self._edge_form_bound()
         act = self.active
-        if refine and len(act):
-            c, k = self._box_objective()
-            rows = act.edge.size
-            ptr = act.ptr
-            A = sparse.csr_matrix(
-                (np.concatenate((np.ones(rows), -np.ones(act.path.size))),
-                 (np.concatenate((np.arange(rows),
-                                  np.repeat(np.arange(rows), np.diff(ptr)))),
-                  np.concatenate((act.edge, act.path)))),
-                shape=(rows, self.x.size))
-            refined, _ = refine(c, k, A, t * act.z / self.gamma,
-                                weights=self.w, deadline=deadline)
-            bound = max(bound, refined)
-        return bound
+        c, k = self._box_objective()
+        rows = act.edge.size
+        A = sparse.csr_matrix(
+            (np.concatenate((np.ones(rows), -np.ones(act.path.size))),
+             (np.concatenate((np.arange(rows),
+                              np.repeat(np.arange(rows), np.diff(act.ptr)))),
+              np.concatenate((act.edge, act.path)))),
+            shape=(rows, self.x.size))
+        return c, k, A, t * act.z / self.gamma
 
     @staticmethod
     def _best_scale(bound):
@@ -359,8 +362,7 @@ def dense_clustering_cost(A, labels):
     """Cost of ``labels`` on the dense signed graph ``A`` (each pair ``i < j`` once).
 
     The weight of every positive pair split plus ``|A_ij|`` of every negative
-    pair placed together; the dense twin of
-    :func:`~metric_estimators._problems.sparse_correlation_clustering.sparse_clustering_cost`.
+    pair placed together; the dense twin of :func:`sparse_clustering_cost`.
     """
     A = np.asarray(A, dtype=np.float64)
     labels = np.asarray(labels)
@@ -377,34 +379,119 @@ def dense_clustering_cost(A, labels):
     return 0.5 * total
 
 
-def dense_pivot_rounding(X, rng, rounding="probabilistic"):
-    """LP-KwikCluster (Ailon, Charikar & Newman 2008) on a dense LP solution ``X``.
+def sparse_clustering_cost(A, labels, kernels=NUMBA):
+    """Cost of ``labels`` counted over the stored edges of a sparse ``A`` (each once).
 
-    Pivots are taken in the random order ``rng.permutation(n)``; an
-    unclustered ``j`` joins pivot ``p`` with probability ``1 - X[p, j]``
-    (``"probabilistic"``) or when ``X[p, j] < 1/2`` (``"threshold"``).  The
-    dense twin of
-    :func:`~metric_estimators._problems.sparse_correlation_clustering.sparse_pivot_rounding`.
+    On ``kernels``, those of the fit (the same bits on both).
+    """
+    U = sparse.triu(sparse.csr_matrix(A, dtype=np.float64), k=1).tocoo()
+    labels = np.ascontiguousarray(labels).astype(np.int64)
+    return float(kernels.correlation_clustering.sparse_cost(
+        U.row.astype(np.int64), U.col.astype(np.int64),
+        np.asarray(U.data, dtype=np.float64), labels))
+
+
+def correlation_clustering_cost(A, labels, kernels=None):
+    """Cost of a clustering of the signed graph ``A``.
+
+    ``sum of A_ij > 0 over pairs split`` plus ``sum of |A_ij|, A_ij < 0, over
+    pairs placed together`` (each unordered pair counted once).
+
+    Parameters
+    ----------
+    A : array-like or sparse matrix of shape (n, n)
+        Symmetric signed weights; for a sparse ``A`` only the stored edges
+        count (``O(|E|)``, never densified: :func:`sparse_clustering_cost`;
+        dense: :func:`dense_clustering_cost`).
+    labels : array-like of shape (n,)
+        Cluster label of each node.
+    kernels : Kernels or None, default=None
+        The kernels a fit runs on (:mod:`metric_estimators._backend`; the
+        estimator passes its own), for a sparse ``A``: None chooses them
+        by the graph's size (both give the same bits).
 
     Returns
     -------
-    labels : ndarray of int64, shape (n,)
-        Cluster ids ``0, 1, ...`` in the order the pivots were taken.
+    cost : float
     """
-    n = X.shape[0]
-    labels = np.full(n, -1, dtype=np.int64)
-    order = rng.permutation(n)
-    k = 0
-    for p in order:
-        if labels[p] >= 0:
-            continue
-        free = np.flatnonzero(labels < 0)
-        xp = X[p, free]
-        if rounding == "threshold":
-            join = xp < 0.5
-        else:
-            join = rng.random(free.size) < 1.0 - xp
-        join[free == p] = True
-        labels[free[join]] = k
-        k += 1
-    return labels
+    if sparse.issparse(A):
+        if kernels is None:
+            kernels = _backend.choose("sparse_correlation_clustering",
+                                      A.shape[0])
+        return sparse_clustering_cost(A, labels, kernels)
+    return dense_clustering_cost(A, labels)
+
+
+def correlation_lp(a, gamma, active_factory, kernels=NUMBA):
+    """``(lp, w_scale)``: the :class:`WeightedCorrelationLP` of the signed weights ``a``.
+
+    The LP is invariant under a positive scaling of the weights, its
+    regularisation is not: weights of extreme scale (largest ``|a_e|``
+    outside ``[2**-20, 2**20]``) are divided by the power of two
+    ``w_scale`` (exact), so that ``a * 2**k`` gives exactly the result of
+    ``a``.
+    """
+    w_scale = power_of_two_scale(a, center=False)
+    lp = WeightedCorrelationLP(a / w_scale if w_scale != 1.0 else a, gamma,
+                               active_factory, kernels)
+    return lp, w_scale
+
+
+class DenseSignedGraph:
+    """A validated dense signed graph: every pair ``i < j`` an edge; the dense problem.
+
+    The same interface as
+    :class:`~metric_estimators._problems.sparse_correlation_clustering.SparseSignedGraph`,
+    which lets one fit and one solve
+    (:func:`~metric_estimators.solvers.cc_solve.solve_and_round`) serve both.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, n)
+        Symmetric signed weights, zero diagonal, validated by the estimator.
+    kernels : Kernels, default=NUMBA
+        Those of the fit (:mod:`metric_estimators._backend`).
+
+    Attributes
+    ----------
+    n : int
+    A : ndarray of shape (n, n)
+        The validated matrix, which the rounding and the cost read.
+    refine_bound : bool
+        False: on a dense problem's millions of triangles the refinement
+        of the bound by L-BFGS-B costs more than the solve's last stage.
+    """
+
+    refine_bound = False
+    closure_note = ("not converged: the metric closure of the iterate "
+                    "(all-pairs shortest paths)")
+
+    def __init__(self, A, kernels=NUMBA):
+        self.n = int(A.shape[0])
+        self.A = A
+        self.kernels = kernels
+
+    def correlation_lp(self, gamma, active_factory, kernels):
+        """``(lp, w_scale)`` of the pairs' weights (:func:`correlation_lp`).
+
+        The edge vector of the weights is not kept: the LP holds what it
+        needs (``|a|`` and the signs).
+        """
+        return correlation_lp(edge_vector(self.A, kernels), gamma,
+                              active_factory, kernels)
+
+    def edge_matrix(self, x):
+        """The symmetric ``(n, n)`` matrix of the edge vector ``x``."""
+        return edge_matrix(x, self.n, self.kernels)
+
+    def describe(self, lp):
+        """The first words of the solve's phase line."""
+        return f"{lp.w.size} pairs, {int(lp.fpos.sum())} signed"
+
+    def min_passes(self, max_passes):
+        """Passes after an oracle call that added more than 5 % of the active set."""
+        return 5
+
+    def closure(self, x, oracle):
+        """The metric closure of ``x`` (:func:`metric_closure`; ``oracle`` unused)."""
+        return metric_closure(x, self.n, self.kernels)

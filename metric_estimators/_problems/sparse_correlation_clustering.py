@@ -21,22 +21,28 @@ raise the objective, which is what the weak-duality lower bound uses.
 
 Everything here is ``O(n + |E|)`` memory: the LP distance between two nodes
 is the shortest-path distance in the graph with lengths ``x``, searched
-only within balls (pivot rounding); the local search
-(:mod:`~metric_estimators._problems.cc_local_search`) sums over edges.
+only within balls (the pivot rounding of
+:mod:`~metric_estimators.solvers.cc_rounding`); the local search
+(:mod:`~metric_estimators.solvers.cc_local_search`) and the cost
+(:func:`~metric_estimators._problems.correlation_clustering.correlation_clustering_cost`)
+sum over edges.
 """
 
 import numpy as np
-from scipy import sparse
 
-from .._backend import NUMBA
-from .edges import sparse_edges
+from .correlation_clustering import correlation_lp
+from .edges import SparseGraphEdges
 
-__all__ = ["SparseSignedGraph", "sparse_clustering_cost",
-           "sparse_pivot_rounding"]
+__all__ = ["SparseSignedGraph", "closure_on_edges"]
 
 
-class SparseSignedGraph:
-    """A validated sparse signed graph as an edge list.
+class SparseSignedGraph(SparseGraphEdges):
+    """A validated sparse signed graph as an edge list: the sparse problem.
+
+    The same interface as
+    :class:`~metric_estimators._problems.correlation_clustering.DenseSignedGraph`,
+    which lets one fit and one solve
+    (:func:`~metric_estimators.solvers.cc_solve.solve_and_round`) serve both.
 
     Parameters
     ----------
@@ -49,39 +55,47 @@ class SparseSignedGraph:
     Attributes
     ----------
     n : int
-    csr : scipy.sparse.csr_matrix
-        The validated matrix (duplicates summed).
+    A, csr : scipy.sparse.csr_matrix
+        The validated matrix, which the rounding and the cost read.
     rows, cols : int64 ndarray of shape (m,)
         The edges ``rows[e] < cols[e]``, sorted.
     a : float64 ndarray of shape (m,)
         Signed weight of each edge.
+    refine_bound : bool
+        True: the LP's lower bound is worth refining by L-BFGS-B
+        (:func:`~metric_estimators.solvers.dual_bounds.refine_box_duals`),
+        about ``O(nnz)`` per iteration on the active cycles.
     """
 
+    refine_bound = True
+    closure_note = ("not converged: the closure of the iterate on the edges "
+                    "(one shortest-path search per node)")
+
     def __init__(self, M):
-        self.n = int(M.shape[0])
-        self.csr = M
-        self.rows, self.cols, self.a = sparse_edges(M)
+        super().__init__(M)
+        self.A = self.csr = M
+        self.a = self.values
+
+    def correlation_lp(self, gamma, active_factory, kernels):
+        """``(lp, w_scale)`` of the edges' weights
+        (:func:`~metric_estimators._problems.correlation_clustering.correlation_lp`)."""
+        return correlation_lp(self.a, gamma, active_factory, kernels)
 
     def edge_matrix(self, values):
-        """Symmetric CSR matrix on the graph's pattern holding ``values`` per edge.
+        """Symmetric CSR matrix on the graph's pattern holding ``values`` per edge."""
+        return self.matrix(values)
 
-        Zeros among ``values`` stay stored (an edge of length 0 is an edge).
-        """
-        n = self.n
-        r = np.concatenate((self.rows, self.cols))
-        c = np.concatenate((self.cols, self.rows))
-        v = np.concatenate((values, values))
-        M = sparse.csr_matrix((v, (r, c)), shape=(n, n))
-        M.sort_indices()
-        return M
+    def describe(self, lp):
+        """The first words of the solve's phase line."""
+        return f"sparse graph: {self.n} nodes, {self.a.size} edges"
 
+    def min_passes(self, max_passes):
+        """Passes after every oracle call: all of them (a call costs many)."""
+        return max_passes
 
-def _pattern(X):
-    """``(indptr, indices, lengths per stored entry)`` of a symmetric CSR ``X``."""
-    X = sparse.csr_matrix(X, dtype=np.float64)
-    X.sort_indices()
-    return (X.indptr.astype(np.int64), X.indices.astype(np.int64),
-            np.ascontiguousarray(X.data, dtype=np.float64))
+    def closure(self, x, oracle):
+        """A point of the edge LP from ``x``: :func:`closure_on_edges`."""
+        return closure_on_edges(x, oracle)
 
 
 def closure_on_edges(x, oracle):
@@ -95,38 +109,3 @@ def closure_on_edges(x, oracle):
     :func:`~metric_estimators._problems.correlation_clustering.metric_closure`.
     """
     return oracle.closure(np.clip(x, 0.0, 1.0))
-
-
-def sparse_pivot_rounding(X, rng, rounding="probabilistic", kernels=NUMBA):
-    """LP-KwikCluster on a sparse LP solution ``X`` (edges: LP lengths).
-
-    The LP distance of two nodes is their shortest-path distance in the
-    graph with lengths ``clip(X, 0, 1)`` (the completion of the edge
-    solution, a metric); a pivot takes the unclustered nodes of its ball:
-    distance ``< 1/2`` (``"threshold"``) or with probability ``1 -
-    distance`` (``"probabilistic"``).  With ``"threshold"`` the labels are
-    those of the dense rounding of the completed metric for the same
-    ``rng``.  ``O(n + |E|)`` memory.  The ball pivot runs on ``kernels``,
-    those of the fit (:mod:`metric_estimators._backend`; the same labels).
-    """
-    n = X.shape[0]
-    indptr, indices, lengths = _pattern(X)
-    order = rng.permutation(n).astype(np.int64)
-    seed = 0
-    if rounding != "threshold":
-        draw = getattr(rng, "integers", None) or rng.randint
-        seed = int(draw(0, 2**31 - 1))
-    return kernels.sparse_graph.ball_pivot(
-        lengths, indptr, indices, np.arange(lengths.size, dtype=np.int64),
-        order, rounding != "threshold", seed)
-
-
-def sparse_clustering_cost(A, labels, kernels=NUMBA):
-    """Cost of ``labels`` counted over the stored edges of a sparse ``A`` (each once).
-
-    On ``kernels``, those of the fit (the same bits on both).
-    """
-    U = sparse.triu(sparse.csr_matrix(A, dtype=np.float64), k=1).tocoo()
-    labels = np.ascontiguousarray(labels).astype(np.int64)
-    return float(kernels.correlation_clustering.sparse_cost(U.row.astype(np.int64), U.col.astype(np.int64),
-                      np.asarray(U.data, dtype=np.float64), labels))
