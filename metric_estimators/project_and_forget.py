@@ -23,9 +23,12 @@ Why every violated pair joins at once: a pair outside the active set keeps
 its slack at its bound and a zero dual, so at the optimum it must meet its
 bound; every pair that needs slack (on pen-based digits with the bounds of
 Sonthalia & Gilbert, more than half of all pairs) must be in the active set.
-Adding a few thousand per oracle call would take thousands of calls; adding
-all of them (most violated first when the memory limit binds) takes a few
-dozen passes.  Measurements: ``benchmarks/results/penbased.md``.
+Adding a few thousand per oracle call would take thousands of calls.  Adding
+every violated pair at once wastes passes early on: after the first calls
+shrink ``A``, nearly every different-class pair is violated, and a pass over
+them all leaves most of them satisfied again (forgotten).  So the active set
+may at most triple per call (the most violated pairs first), which reaches
+tens of millions of pairs in a handful of calls.  Measurements: ``benchmarks/results/penbased.md``.
 
 Convergence criterion
 ---------------------
@@ -246,6 +249,7 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
             X, y_idx, low, high, block_size=self.block_size,
             max_new=self.max_new_constraints,
             max_active=int(self.memory_limit * 1e9 / self._PAIR_BYTES),
+            growth=None if self.max_new_constraints is not None else 2.0,
             skip_pairs=skip, kernels=kernels)
         active = LogDetPointPairConstraints(A0, self.gamma, X, (low, high),
                                             random_state=seed,

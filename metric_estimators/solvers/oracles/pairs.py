@@ -79,8 +79,9 @@ class LabelPairOracle:
       tight if its dual is positive, met otherwise.
 
     It returns the violated pairs outside the active set, most violated
-    first if there are more than the room left (``max_new`` per call, and
-    ``max_active`` pairs in the active set in all), in the layout of
+    first if there are more than the room left (``max_new`` per call,
+    ``growth`` times the active set, and ``max_active`` pairs in the active
+    set in all), in the layout of
     :meth:`~metric_estimators.solvers.active_sets.LogDetPointPairConstraints.add`.
 
     Parameters
@@ -97,6 +98,12 @@ class LabelPairOracle:
         limit but ``max_active``).
     max_active : int or None, default=None
         The active set may hold at most this many pairs (None: no limit).
+    growth : float or None, default=None
+        At most ``max(min_new, growth * len(active))`` pairs are returned
+        per call (None: no such limit): the active set grows geometrically
+        instead of taking every violated pair at once.
+    min_new : int, default=100000
+        See ``growth``.
     skip_pairs : int ndarray of shape (k, 2) or None
         Pairs ``i < j`` that are never constraints (different-class pairs of
         identical points, which no metric separates).
@@ -131,7 +138,8 @@ class LabelPairOracle:
     supports_float32 = False
 
     def __init__(self, X, y, low, high, *, block_size=512, max_new=None,
-                 max_active=None, skip_pairs=None, kernels=NUMBA):
+                 max_active=None, growth=None, min_new=100_000,
+                 skip_pairs=None, kernels=NUMBA):
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.int64)
         self.low = float(low)
@@ -139,6 +147,8 @@ class LabelPairOracle:
         self.block_size = int(block_size)
         self.max_new = None if max_new is None else int(max_new)
         self.max_active = None if max_active is None else int(max_active)
+        self.growth = None if growth is None else float(growth)
+        self.min_new = int(min_new)
         n = self.X.shape[0]
         skip = (np.empty((0, 2), np.int64) if skip_pairs is None
                 else np.asarray(skip_pairs, dtype=np.int64).reshape(-1, 2))
@@ -211,6 +221,8 @@ class LabelPairOracle:
         room = np.inf if self.max_new is None else self.max_new
         if self.max_active is not None:
             room = min(room, max(0, self.max_active - len(active)))
+        if self.growth is not None:
+            room = min(room, max(self.min_new, self.growth * len(active)))
         I, J, viol, maxv, total = self._scan(Z, skip, threshold,
                                              keep_all=self.max_new is None)
         del skip
