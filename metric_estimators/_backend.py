@@ -118,7 +118,8 @@ FAMILIES = {
          "bregman.sym_matvec"),
         _RESULTS + "numpy_paths_threshold_logdet.md"),
     # ProjectAndForget's labelled pairs: (number of pairs, dimension).  First
-    # fits on an empty cache: numpy_paths_logdet_first_fit.md
+    # fits on an empty cache: numpy_paths_logdet_first_fit.md; at the limit
+    # with the bulk adds of the active set: penbased_twin_limit.md
     "logdet_all_pairs": Family(
         "labelled pairs, dimension", (20_000, 64),
         ("bregman._dot", "bregman._pair_diff", "bregman._rank1",
