@@ -10,17 +10,16 @@ from scipy.sparse.csgraph import dijkstra
 from sklearn.exceptions import ConvergenceWarning
 
 from metric_estimators import CorrelationClustering
-from metric_estimators import correlation_clustering as cc_module
-from metric_estimators._problems import correlation_clustering as cc_problems
-from metric_estimators._problems.cc_local_search import (
+from metric_estimators.correlation_clustering import correlation_clustering_cost
+from metric_estimators.solvers import cc_rounding, cc_solve, certificates
+from metric_estimators.solvers.cc_local_search import (
     cheapest_distinct,
     common_refinement,
     local_search,
     local_search_from_singletons,
     recombine,
 )
-from metric_estimators.correlation_clustering import correlation_clustering_cost
-from metric_estimators.solvers import certificates
+from metric_estimators.solvers.cc_rounding import ClusteringPool
 from metric_estimators.solvers.certificates import CertificateStop
 
 
@@ -132,7 +131,7 @@ def test_recombine_stops_crossing_at_the_deadline(monkeypatch, after):
     lets exactly ``after`` crossings start (all of them if it is never
     reached), marks only those crossed, and still returns a pool that is
     sorted, exact and never costlier than its input."""
-    from metric_estimators._problems import cc_local_search
+    from metric_estimators.solvers import cc_local_search
 
     A, _ = signed_graph(60, 2)
     rng = np.random.default_rng(2)
@@ -188,7 +187,7 @@ def test_sparse_rounding_crosses_the_lineages_apart_then_together(monkeypatch):
     call's pool, never costlier than any clustering it was given."""
     A, _ = signed_graph(120, 1)
     calls = []
-    real = cc_module.recombine
+    real = cc_rounding.recombine
 
     def spy(A_, pool, cost, max_sweeps, **kw):
         out = real(A_, pool, cost, max_sweeps, **kw)
@@ -197,21 +196,21 @@ def test_sparse_rounding_crosses_the_lineages_apart_then_together(monkeypatch):
         return out
 
     free_keys = []
-    real_free = cc_module.local_search_from_singletons
+    real_free = cc_rounding.local_search_from_singletons
 
     def spy_free(A_, max_sweeps, rng, *kernels):
         labels, sweeps = real_free(A_, max_sweeps, rng, *kernels)
         free_keys.append(labels.tobytes())
         return labels, sweeps
 
-    monkeypatch.setattr(cc_module, "recombine", spy)
-    monkeypatch.setattr(cc_module, "local_search_from_singletons", spy_free)
+    monkeypatch.setattr(cc_rounding, "recombine", spy)
+    monkeypatch.setattr(cc_rounding, "local_search_from_singletons", spy_free)
     est = CorrelationClustering(max_iter=5, random_state=0,
                                 n_rounding_trials=6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(A)
-    assert len(free_keys) == cc_module.N_LP_FREE_STARTS
+    assert len(free_keys) == cc_rounding.N_LP_FREE_STARTS
     # one rounding: the LP-free optima, the trials, then all together
     free_call, trial_call, joint = calls
     assert sorted(l.tobytes() for l in free_call[0]) == sorted(free_keys)
@@ -222,7 +221,7 @@ def test_sparse_rounding_crosses_the_lineages_apart_then_together(monkeypatch):
                 if np.array_equal(l, free_head)]
     assert len(in_joint) == 1
     assert len(joint[0]) == len(trial_call[2]) + 1
-    assert all(size == cc_module.RECOMBINE_SIZE for *_, size in calls)
+    assert all(size == cc_rounding.RECOMBINE_SIZE for *_, size in calls)
     assert est.cost_ == joint[2][0][1]
     assert est.cost_ <= min(free_call[1], trial_call[1]) + 1e-12
     assert est.cost_ == pytest.approx(
@@ -231,7 +230,7 @@ def test_sparse_rounding_crosses_the_lineages_apart_then_together(monkeypatch):
 
 def _timed_rounding(monkeypatch, deadline, trial=10.0, polish=1.0,
                     free=1.0):
-    """``_round`` on a fake clock: a pivot takes ``trial - polish`` s, a polish
+    """``ClusteringPool.round`` on a fake clock: a pivot takes ``trial - polish`` s, a polish
     ``polish`` s, an LP-free start ``free`` s (crossings take no time).
     Return ``(trials made, LP-free starts made, the rounded pool)``."""
     from metric_estimators._problems.sparse_correlation_clustering import (
@@ -243,10 +242,10 @@ def _timed_rounding(monkeypatch, deadline, trial=10.0, polish=1.0,
     X = graph.edge_matrix((graph.a < 0).astype(float))
     clock = {"t": 0.0}
     counts = {"trials": 0, "free": 0}
-    monkeypatch.setattr(cc_module.time, "perf_counter", lambda: clock["t"])
-    real_pivot = cc_module.pivot_rounding
-    real_polish = CorrelationClustering._polish
-    real_free = cc_module.local_search_from_singletons
+    monkeypatch.setattr(cc_rounding.time, "perf_counter", lambda: clock["t"])
+    real_pivot = cc_rounding.pivot_rounding
+    real_polish = ClusteringPool.polish
+    real_free = cc_rounding.local_search_from_singletons
 
     def pivot(*args):
         counts["trials"] += 1
@@ -262,20 +261,21 @@ def _timed_rounding(monkeypatch, deadline, trial=10.0, polish=1.0,
         clock["t"] += free
         return real_free(*args)
 
-    monkeypatch.setattr(cc_module, "pivot_rounding", pivot)
-    monkeypatch.setattr(CorrelationClustering, "_polish", polished)
-    monkeypatch.setattr(cc_module, "local_search_from_singletons", lp_free)
-    rounded = cc_module._Rounded()
-    CorrelationClustering(n_rounding_trials=20)._round(
-        graph.csr, X, np.random.RandomState(0), rounded, deadline)
-    return counts["trials"], counts["free"], rounded.pool
+    monkeypatch.setattr(cc_rounding, "pivot_rounding", pivot)
+    monkeypatch.setattr(ClusteringPool, "polish", polished)
+    monkeypatch.setattr(cc_rounding, "local_search_from_singletons", lp_free)
+    pool = ClusteringPool(graph.csr, correlation_clustering_cost,
+                          np.random.RandomState(0), rounding="threshold",
+                          n_trials=20, local_search=True, max_sweeps=100)
+    pool.round(X, deadline)
+    return counts["trials"], counts["free"], pool.pool
 
 
 def test_a_rounding_short_of_time_keeps_the_lp_free_starts(monkeypatch):
     """With a deadline, a trial starts only if it and the LP-free starts
     still to make (timed as polishes) end by it; the LP-free starts are made
     after the trials while they fit; the first of each always is."""
-    free = cc_module.N_LP_FREE_STARTS
+    free = cc_rounding.N_LP_FREE_STARTS
     # trials of 10 s (polish 1 s): after k trials, at 10 k s, the next ends
     # at 10 (k + 1) s and the four LP-free starts 4 s later: the fourth
     # trial fits by 45 s (44 s), not by 43.9 s
@@ -686,14 +686,14 @@ def test_a_check_at_the_deadline_is_not_run_twice(
     clock = {"t": 0.0}
     monkeypatch.setattr(certificates.time, "perf_counter", lambda: clock["t"])
     rounds = []
-    round_ = CorrelationClustering._round
+    round_ = ClusteringPool.round
 
     def counted(self, *args):
         clock["t"] += 1.0
         rounds.append(clock["t"])
         return round_(self, *args)
 
-    monkeypatch.setattr(CorrelationClustering, "_round", counted)
+    monkeypatch.setattr(ClusteringPool, "round", counted)
     wrap = certificates.CertificateStop.wrap
 
     def ticking(self, rule):
@@ -724,20 +724,19 @@ def test_a_check_rounds_then_bounds_and_times_both(
     # the rounding goes first, its crossings stopped early enough to leave
     # BOUND_SHARE of the time left to the bound, which gets the deadline
     calls = []
-    bound_ = cc_problems.WeightedCorrelationLP.lp_lower_bound
-    round_ = CorrelationClustering._round
+    bound_ = cc_solve.certified_lower_bound
+    round_ = ClusteringPool.round
 
-    def bound(self, refine=False, deadline=None):
+    def bound(lp, refine, deadline=None):
         calls.append(("bound", deadline))
-        return bound_(self, refine=refine, deadline=deadline)
+        return bound_(lp, refine, deadline)
 
-    def rounding(self, A, X, rng, rounded, deadline=None):
+    def rounding(self, X, deadline=None):
         calls.append(("round", deadline))
-        return round_(self, A, X, rng, rounded, deadline)
+        return round_(self, X, deadline)
 
-    monkeypatch.setattr(cc_problems.WeightedCorrelationLP, "lp_lower_bound",
-                        bound)
-    monkeypatch.setattr(CorrelationClustering, "_round", rounding)
+    monkeypatch.setattr(cc_solve, "certified_lower_bound", bound)
+    monkeypatch.setattr(ClusteringPool, "round", rounding)
     A, _ = signed_graph(60, 3)
     if dense:
         A = A.toarray()
@@ -749,19 +748,16 @@ def test_a_check_rounds_then_bounds_and_times_both(
         est.fit(A)
     checks = est.n_certificate_checks_
     assert checks >= 1
-    # each check a (round, bound) pair; so is the sparse fit's final one
-    # (the dense one neither refines nor crosses: bound, then round)
-    pairs = checks if dense else checks + 1
-    assert [c[0] for c in calls[:2 * pairs]] == ["round", "bound"] * pairs
-    assert len(calls) == 2 * (checks + 1)
+    # each check a (round, bound) pair; so is the final one, dense or sparse
+    pairs = checks + 1
+    assert [c[0] for c in calls] == ["round", "bound"] * pairs
     deadline = calls[1][1]
     assert deadline is not None
-    for (_, cross_by), (_, bound_by) in zip(calls[0:2 * pairs:2],
-                                            calls[1:2 * pairs:2]):
+    for (_, cross_by), (_, bound_by) in zip(calls[0::2], calls[1::2]):
         assert bound_by == deadline
         # the fit takes seconds: about BOUND_SHARE * max_time is left
-        assert abs(cross_by - (deadline - cc_module.BOUND_SHARE * max_time)) \
-            < cc_module.BOUND_SHARE * 600.0
+        assert abs(cross_by - (deadline - cc_solve.BOUND_SHARE * max_time)) \
+            < cc_solve.BOUND_SHARE * 600.0
     lines = [ln for ln in capsys.readouterr().out.splitlines()
              if " check " in ln and "ratio" in ln]
     assert len(lines) == checks

@@ -9,8 +9,8 @@ import pytest
 from scipy import sparse
 
 from metric_estimators import CorrelationClustering
-from metric_estimators._problems.cc_local_search import local_search, merge_clusters
 from metric_estimators.correlation_clustering import correlation_clustering_cost
+from metric_estimators.solvers.cc_local_search import local_search, merge_clusters
 
 
 def _cost(A, labels):

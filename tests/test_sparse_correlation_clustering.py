@@ -349,7 +349,7 @@ def test_sparse_bound_is_tight_at_convergence(cp):
 
 def test_sparse_rounding_polishes_every_trial():
     """Every trial is polished: never worse than polishing the cheapest pivot."""
-    from metric_estimators._problems.cc_local_search import local_search
+    from metric_estimators.solvers.cc_local_search import local_search
 
     A, _ = random_graph(60, 5, density=0.12, k=6, noise=0.2)
     cc = CorrelationClustering(random_state=0, n_rounding_trials=8).fit(A)

@@ -103,7 +103,7 @@ def planted_references(A, truth) -> dict:
     from sklearn.metrics import adjusted_rand_score
 
     from metric_estimators._kernels.correlation_clustering import sparse_one_element_moves
-    from metric_estimators._problems.cc_local_search import local_search
+    from metric_estimators.solvers.cc_local_search import local_search
 
     if not sparse.issparse(A):
         return {}
