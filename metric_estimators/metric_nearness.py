@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from . import _backend
 from ._linalg import power_of_two_scale
-from ._problems.edges import edge_matrix, edge_vector, sparse_edges
+from ._problems.edges import CompleteGraphEdges, SparseGraphEdges
 from ._problems.metric_nearness import NearnessObjective
 from ._reporting import FitReport, convergence_warning
 from ._validation.matrices import (
@@ -238,120 +238,82 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
         D = check_symmetric_matrix(D, "D", accept_sparse=True,
                                    zero_diagonal=True,
                                    diagonal_hint=_SIMILARITY_HINT)
-        n = D.shape[0]
-        if self.triangles_per_edge != 1 and (sparse.issparse(D)
+        is_sparse = sparse.issparse(D)
+        self._check_triangles_per_edge(is_sparse)
+        # the kernels of the whole fit, chosen once; the shortest-path
+        # oracles and several triangles per edge have no numpy twin
+        kernels = (_backend.choose("cycles", D.shape[0])
+                   if not is_sparse and self.oracle == "triangle"
+                   and self.triangles_per_edge == 1 else _backend.NUMBA)
+        edges = (SparseGraphEdges(D) if is_sparse
+                 else CompleteGraphEdges(D, kernels))
+        we = self._edge_weights(sample_weight, D, edges)
+        # entries of extreme scale are divided by a power of two: the
+        # nearest metric to c D is c times that of D
+        unit = power_of_two_scale(edges.values, center=False)
+        d = edges.values / unit if unit != 1.0 else edges.values
+        objective = NearnessObjective(
+            d, we, self._check_kl(d, sample_weight is not None), kernels)
+        # max |D| (= max D for non-negative D): the unit of tol
+        scale = float(np.abs(d).max()) if d.size else 0.0
+        tol_abs = self.tol * scale if scale > 0 else 1.0
+        oracle, pass_budget, settle_fraction = self._oracle(edges, kernels)
+        report.phase(f"{d.size} edges, {type(oracle).__name__}, tolerance "
+                     f"{tol_abs:.3g}")
+        res = bregman_project_forget(
+            CycleConstraints(objective.start(), objective.winv,
+                             self.divergence, kernels),
+            oracle, objective=objective, tol=tol_abs, max_iter=self.max_iter,
+            max_passes=self.max_passes, pass_budget=pass_budget,
+            settle_fraction=settle_fraction, fixed_pass=objective.fixed_pass,
+            report=report)
+        objective.finish(res.point)
+        self._store(res, edges, scale, unit, report)
+        self.n_features_in_ = D.shape[0]
+        return self
+
+    def _check_triangles_per_edge(self, is_sparse):
+        if self.triangles_per_edge != 1 and (is_sparse
                                              or self.oracle != "triangle"):
             warnings.warn(
                 f"triangles_per_edge={self.triangles_per_edge} is ignored: it "
                 "applies to the triangle oracle of a dense D only (this fit "
                 "uses shortest paths). Leave it at 1, or pass a dense D with "
-                "oracle='triangle'.", UserWarning, stacklevel=2)
-        if sparse.issparse(D):
-            self._fit_sparse(D, sample_weight, report)
-        else:
-            w = None
-            if sample_weight is not None:
-                w = check_symmetric_matrix(
-                    sample_weight.toarray() if sparse.issparse(sample_weight)
-                    else sample_weight, "sample_weight", n, like="D",
-                    nonnegative=True, positive_off_diagonal=True)
-            # the kernels of the whole fit, chosen once; the shortest-path
-            # oracle and several triangles per edge have no numpy twin
-            kernels = (_backend.choose("cycles", n)
-                       if self.oracle == "triangle"
-                       and self.triangles_per_edge == 1 else _backend.NUMBA)
-            oracle = (DenseTriangleOracle(n, apexes=self.triangles_per_edge,
-                                          apex_rel=_APEX_REL,
-                                          apex_depth=_APEX_DEPTH,
-                                          kernels=kernels)
-                      if self.oracle == "triangle"
-                      else DenseShortestPathOracle(n, kernels=kernels))
-            d = edge_vector(D, kernels)
-            we = np.ones_like(d) if w is None else edge_vector(w, kernels)
-            res, scale, unit = self._solve(
-                d, we, oracle, weighted=w is not None,
-                pass_budget=ORACLE_PASS_RATIO * float(n) ** 3,
-                settle_fraction=_SETTLE, report=report, kernels=kernels)
-            M = edge_matrix(res.point, n, kernels)
-            self.metric_ = M * unit if unit != 1.0 else M
-            self._store(res, scale, unit)
-        self.n_features_in_ = n
-        return self
+                "oracle='triangle'.", UserWarning, stacklevel=3)
 
-    def _fit_sparse(self, D, sample_weight, report):
-        n = D.shape[0]
-        rows, cols, d = sparse_edges(D)  # stored zeros are edges of length 0
+    @staticmethod
+    def _edge_weights(sample_weight, D, edges):
+        """The validated weights on ``edges`` (ones if ``sample_weight`` is None)."""
         if sample_weight is None:
-            we = np.ones_like(d)
-        else:
-            we = check_sparse_edge_weights(sample_weight, D, rows, cols)
-        res, scale, unit = self._solve(
-            d, we, SparseShortestPathOracle(n, rows, cols, client=self.client,
-                                              search="bounded"),
-            weighted=sample_weight is not None,
-            pass_budget=ORACLE_PASS_RATIO * 20.0 * n * max(d.size, 1),
-            settle_fraction=0.0, report=report, kernels=_backend.NUMBA)
-        self.metric_ = sparse.csr_matrix(
-            (np.concatenate((res.point, res.point)) * unit,
-             (np.concatenate((rows, cols)), np.concatenate((cols, rows)))),
-            shape=(n, n))
-        self._store(res, scale, unit)
+            return np.ones_like(edges.values)
+        if isinstance(edges, SparseGraphEdges):
+            return check_sparse_edge_weights(sample_weight, D, edges.rows,
+                                             edges.cols)
+        return edges.vector(check_symmetric_matrix(
+            sample_weight.toarray() if sparse.issparse(sample_weight)
+            else sample_weight, "sample_weight", edges.n, like="D",
+            nonnegative=True, positive_off_diagonal=True))
 
-    def _solve(self, d, we, oracle, *, weighted, pass_budget,
-               settle_fraction, report, kernels):
-        """Project and Forget from the edge vector ``d`` with weights ``we``.
+    def _oracle(self, edges, kernels):
+        """``(oracle, pass_budget, settle_fraction)`` for ``edges``.
 
-        On ``kernels``, those of the oracle (a sparse ``D``'s searches have
-        no numpy twin: the numba kernels).
-
-        Returns ``(result, scale, unit)``: the solver's result in the units
-        of ``d / unit`` (``unit`` a power of two bringing entries of extreme
-        scale near 1; the nearest metric to ``c D`` is ``c`` times that of
-        ``D``) and ``scale = max(d / unit)``.
+        Dense: the triangle or shortest-path oracle (``self.oracle``), a
+        pass budget of :data:`ORACLE_PASS_RATIO` times its ``n^3`` and
+        :data:`_SETTLE`; sparse: Dijkstra from every node, ``20 n |E|``.
         """
-        unit = power_of_two_scale(d, center=False)
-        if unit != 1.0:
-            d = d / unit
-        kl = self._check_kl(d, weighted)
-        # max |D| (= max D for non-negative D): the unit of tol
-        scale = float(np.abs(d).max()) if d.size else 0.0
-        tol_abs = self.tol * scale if scale > 0 else 1.0
-        objective = NearnessObjective(d, we, kl, kernels)
-
-        report.phase(f"{d.size} edges, {type(oracle).__name__}, tolerance "
-                     f"{tol_abs:.3g}")
-        # the iterate starts at d (Hildreth's z = 0 point) and is projected
-        # in place
-        active = CycleConstraints(d.copy(), objective.winv, self.divergence,
-                                  kernels)
-        if not kl:
-            # Hildreth's first step on x >= 0: brings signed data (negative
-            # entries) to the non-negative lengths the oracles search on;
-            # the identity, bit for bit, on non-negative d
-            objective.nonnegative_pass(active.point)
-        res = bregman_project_forget(
-            active, oracle, objective=objective, tol=tol_abs,
-            max_iter=self.max_iter, max_passes=self.max_passes,
-            pass_budget=pass_budget, settle_fraction=settle_fraction,
-            # KL iterates stay positive: no x >= 0 projection needed
-            fixed_pass=None if kl else objective.nonnegative_pass,
-            report=report,
-        )
-        if not kl:
-            # Hildreth's projection onto x_e >= 0 lands within rounding of 0
-            # (x - (x / w) w); the triangles imply M >= 0: return it exactly
-            np.maximum(res.point, 0.0, out=res.point)
-        if res.converged:
-            report.finish(f"converged after {res.n_iter} oracle calls")
-        else:
-            report.finish(f"stopped after {res.n_iter} oracle calls")
-            convergence_warning(self, max_iter=self.max_iter,
-                                unit="oracle calls", tol=self.tol,
-                                history=res.history["objective"],
-                                detail=res.detail(scale=max(scale, 0.0) or 1.0)
-                                + " (relative to the largest absolute entry of D)",
-                                stacklevel=4)
-        return res, scale, unit
+        n = edges.n
+        if isinstance(edges, SparseGraphEdges):
+            return (SparseShortestPathOracle(n, edges.rows, edges.cols,
+                                             client=self.client,
+                                             search="bounded"),
+                    ORACLE_PASS_RATIO * 20.0 * n * max(edges.values.size, 1),
+                    0.0)
+        oracle = (DenseTriangleOracle(n, apexes=self.triangles_per_edge,
+                                      apex_rel=_APEX_REL,
+                                      apex_depth=_APEX_DEPTH, kernels=kernels)
+                  if self.oracle == "triangle"
+                  else DenseShortestPathOracle(n, kernels=kernels))
+        return oracle, ORACLE_PASS_RATIO * float(n) ** 3, _SETTLE
 
     def _check_kl(self, d, weighted):
         """True for the KL divergence, after checking its requirements."""
@@ -373,9 +335,25 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
                 "(e.g. add a constant c > 0 off the diagonal).")
         return True
 
-    def _store(self, res, scale, unit=1.0):
-        # res is in the units of D / unit; history_ stays in those units
-        # the squared L2 objective scales as unit^2, KL as unit
+    def _store(self, res, edges, scale, unit, report):
+        """Set the fitted attributes from the driver's result; warn if it did not converge.
+
+        ``res`` is in the units of ``D / unit``; ``history_`` stays in those
+        units (the squared L2 objective scales as ``unit^2``, KL as
+        ``unit``).
+        """
+        if res.converged:
+            report.finish(f"converged after {res.n_iter} oracle calls")
+        else:
+            report.finish(f"stopped after {res.n_iter} oracle calls")
+            convergence_warning(self, max_iter=self.max_iter,
+                                unit="oracle calls", tol=self.tol,
+                                history=res.history["objective"],
+                                detail=res.detail(scale=max(scale, 0.0) or 1.0)
+                                + " (relative to the largest absolute entry of D)",
+                                stacklevel=4)
+        metric = edges.matrix(res.point)
+        self.metric_ = metric * unit if unit != 1.0 else metric
         power = 1 if self.divergence == "kl" else 2
         self.objective_ = res.objective * unit ** power
         self.violation_ = (res.max_violation / scale if scale > 0

@@ -12,7 +12,10 @@ to ``v``.  The cycle inequalities are the active set's
 module holds the objective and the projection onto ``x >= 0``
 (:class:`NearnessObjective`) that the driver
 :func:`metric_estimators.solvers.bregman.bregman_project_forget` runs as its
-fixed pass.
+fixed pass, with the starting point and the final clip.  The edges are
+those of :class:`~metric_estimators._problems.edges.CompleteGraphEdges` or
+:class:`~metric_estimators._problems.edges.SparseGraphEdges`, one interface
+for both.
 """
 
 import numpy as np
@@ -62,6 +65,36 @@ class NearnessObjective:
         if self.kl:
             return kl_divergence(x, self.d)
         return float(np.sum(self.we * (x - self.d) ** 2))
+
+    def start(self):
+        """The starting iterate: ``d`` (Hildreth's ``z = 0`` point), a copy.
+
+        For L2, after Hildreth's first step on ``x >= 0``
+        (:meth:`nonnegative_pass`): it brings signed data (negative entries)
+        to the non-negative lengths the oracles search on, and is the
+        identity, bit for bit, on non-negative ``d``.
+        """
+        x = self.d.copy()
+        if not self.kl:
+            self.nonnegative_pass(x)
+        return x
+
+    @property
+    def fixed_pass(self):
+        """The driver's fixed pass: :meth:`nonnegative_pass` for L2; None for
+        KL, whose iterates stay positive."""
+        return None if self.kl else self.nonnegative_pass
+
+    def finish(self, x):
+        """Make the final iterate ``x`` non-negative, in place (L2).
+
+        Hildreth's projection onto ``x_e >= 0`` lands within rounding of 0
+        (``x - (x / w) w``); the triangles imply ``M >= 0``: it is returned
+        exactly.
+        """
+        if not self.kl:
+            np.maximum(x, 0.0, out=x)
+        return x
 
     def nonnegative_pass(self, x):
         """Hildreth pass (in place) over ``x >= 0``; returns its residual.
