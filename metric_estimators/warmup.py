@@ -79,10 +79,16 @@ def _fits():
     # a tenth of the signs flipped: the LP needs every stage of its oracle
     flip = np.triu(rng.rand(25, 25) < 0.1, 1)
     noisy = np.where(flip | flip.T, -A, A)
+    # twelve groups: few short pairs, so the LP's oracle searches short edges
+    groups = rng.randint(0, 12, 25)
+    few = np.where(groups[:, None] == groups[None], 1.0, -1.0)
+    np.fill_diagonal(few, 0)
     W = rng.rand(25, 25) + 0.5
     W = (W + W.T) / 2
     return [
         ("LMNN (lbfgs)", lambda: LMNN(random_state=0, max_iter=5).fit(X, y)),
+        ("LMNN (sampled impostors)",
+         lambda: LMNN(random_state=0, max_iter=5, max_impostors=20).fit(X, y)),
         ("LMNN (subgradient)",
          lambda: LMNN(solver="subgradient", random_state=0, max_iter=5).fit(X, y)),
         ("ITML", lambda: ITML(random_state=0, max_iter=20).fit(pairs, pair_y)),
@@ -96,6 +102,10 @@ def _fits():
         ("MetricNearness (l2, triangle)", lambda: MetricNearness(max_iter=3).fit(D)),
         ("MetricNearness (l2, triangle, weighted)",
          lambda: MetricNearness(max_iter=3).fit(D, sample_weight=W)),
+        ("MetricNearness (l2, two triangles per edge)",
+         lambda: MetricNearness(triangles_per_edge=2, max_iter=3).fit(D)),
+        ("MetricNearness (l2, shortest_path)",
+         lambda: MetricNearness(oracle="shortest_path", max_iter=3).fit(D)),
         ("MetricNearness (kl, shortest_path)",
          lambda: MetricNearness(divergence="kl", oracle="shortest_path",
                                 max_iter=3).fit(D)),
@@ -103,6 +113,11 @@ def _fits():
          lambda: CorrelationClustering(random_state=0).fit(A)),
         ("CorrelationClustering (noisy signs)",
          lambda: CorrelationClustering(random_state=0).fit(noisy)),
+        ("CorrelationClustering (many small groups: short-edge search)",
+         lambda: CorrelationClustering(random_state=0).fit(few)),
+        ("CorrelationClustering (sparse graph, stopped: the closure)",
+         lambda: CorrelationClustering(random_state=0, max_iter=1).fit(
+             sparse.csr_matrix(noisy * (mask & mask.T)))),
         ("CorrelationClustering (sparse graph)",
          lambda: CorrelationClustering(random_state=0, max_iter=3).fit(
              sparse.csr_matrix(A * (mask & mask.T)))),
@@ -154,7 +169,9 @@ def not_compiled():
     for module in _kernel_modules():
         for name, obj in vars(module).items():
             if (isinstance(obj, CPUDispatcher) and obj.__module__ == module.__name__
-                    and not obj.signatures):
+                    and not obj.signatures
+                    # inlined into their callers: never compiled on their own
+                    and obj.targetoptions.get("inline") != "always"):
                 missing.append(f"{module.__name__.rsplit('.', 1)[1]}.{name}")
     return sorted(missing)
 
