@@ -50,6 +50,11 @@ __all__ = ["LMNN", "find_target_neighbors"]
 # 0.45 s CPU per objective evaluation with two threads, 0.05 s with one).
 _SMALL_BLAS = 2e9
 
+# regularization='auto': the push weight mu by the number of training points
+# (see the parameter's docstring and benchmarks/results/lmnn_panel.md).
+_AUTO_MU_SAMPLES = 2000
+_AUTO_MU_SMALL, _AUTO_MU_LARGE = 0.5, 0.25
+
 
 class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """Large Margin Nearest Neighbor metric learning.
@@ -110,9 +115,16 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         sum of many hinge terms stays large long after the objective has
         settled, which is why the objective change decides.
 
-    regularization : float, default=0.5
+    regularization : float or 'auto', default='auto'
         Weight ``mu`` of the push (impostor) term; ``1 - mu`` weighs the
-        pull term.  Named as in metric-learn.
+        pull term.  Named as in metric-learn.  ``'auto'``: 0.5 (the paper's,
+        metric-learn's and PyLMNN's value) below 2,000 training points,
+        0.25 from 2,000 on; the value used is ``regularization_``.  Why: on
+        the data sets of ``benchmarks/bench_lmnn.py --panel``
+        (``benchmarks/results/lmnn_panel.md``) a smaller push weight raised
+        the 3-NN accuracy of the sets with thousands of points, whose classes
+        overlap, while on the small ones no value below 0.5 moved it
+        consistently either way (a few test points up or down).
 
     max_impostors : int or 'auto', default='auto'
         Most impostor pairs kept at once (PyLMNN's name and meaning; at most
@@ -206,6 +218,8 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         The learned linear map ``L``.
     n_iter_ : int
         Number of iterations run.
+    regularization_ : float
+        The push weight ``mu`` used (``regularization``, ``'auto'`` resolved).
     loss_curve_ : list of float
         Objective after each iteration.
     n_active_curve_ : list of int
@@ -249,7 +263,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         ],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "regularization": [Interval(Real, 0, 1, closed="both")],
+        "regularization": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
         "max_impostors": [Interval(Integral, 1, None, closed="left"),
                           StrOptions({"auto"})],
         "impostor_memory": [Interval(Integral, 1, None, closed="left"), str],
@@ -277,7 +291,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         init="auto",
         max_iter=1000,
         tol=1e-4,
-        regularization=0.5,
+        regularization="auto",
         max_impostors="auto",
         impostor_memory="auto",
         loss="auto",
@@ -362,13 +376,16 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
             progress=report.progress, threads=search_threads(),
         )
         impostors.budget = budget
+        mu = self.regularization
+        if mu == "auto":
+            mu = _AUTO_MU_SMALL if X.shape[0] < _AUTO_MU_SAMPLES else _AUTO_MU_LARGE
         if self.solver == "sgd":
             objective = SampledLMNNObjective(
-                X, targets, y_idx, self.regularization, L0.shape[0])
+                X, targets, y_idx, mu, L0.shape[0])
             objective.rng = rng  # batches and reference samples
         else:
             objective = LMNNObjective(
-                X, targets, impostors, self.regularization,
+                X, targets, impostors, mu,
                 params["loss"] == "squared_hinge", L0.shape[0],
             )
         curve, active_curve = [], []
@@ -402,6 +419,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
                       f"{n_iter} iterations, {impostors.n_searches} impostor searches")
         self.components_ = (L / s if s != 1.0 else L).reshape(L0.shape)
         self.n_iter_ = n_iter
+        self.regularization_ = float(mu)
         self.loss_curve_ = curve
         self.n_active_curve_ = active_curve
         self.target_neighbors_ = targets
