@@ -81,10 +81,14 @@ def render(title: str, stem: str, rows: list[dict]) -> str:
 
 
 def cli(algo: str, *, datasets: str, impls: str, stem: str, title: str,
-        argv: list[str] | None = None, render_rows=None) -> int:
+        argv: list[str] | None = None, render_rows=None, variants=None) -> int:
     """Command line of bench_lmnn.py / bench_itml.py.
 
     ``render_rows(rows, stem)`` replaces the markdown of :func:`render`.
+    ``variants``: ``(impl, params)`` pairs run on every data set instead of one
+    job per implementation (an implementation may appear more than once, with
+    different parameters); ``--impls`` still selects among them and
+    ``--params`` still adds to each implementation's parameters.
     """
     parser = runner.base_parser(title, timeout=900, mem_limit_gb=12, output=stem)
     parser.add_argument("--datasets", default=datasets, help="comma-separated, smallest first")
@@ -98,10 +102,14 @@ def cli(algo: str, *, datasets: str, impls: str, stem: str, title: str,
                         help="keep running an implementation after a timeout / out of memory")
     args = parser.parse_args(argv)
     scoring = {} if args.max_test is None else {"max_test": args.max_test}
+    chosen = runner.csv(args.impls)
+    if variants is None:
+        variants = [(impl, {}) for impl in chosen]
     jobs = [runner.Job("classification", dataset, impl,
-                       {"algo": algo, **scoring, **args.params.get(impl, {})},
+                       {"algo": algo, **scoring, **own, **args.params.get(impl, {})},
                        python=args.python if impl not in PEERS else None)
-            for dataset in runner.csv(args.datasets) for impl in runner.csv(args.impls)]
+            for dataset in runner.csv(args.datasets)
+            for impl, own in variants if impl in chosen]
     if render_rows is None:
         def render_rows(rows, stem):
             return render(title, stem, rows)

@@ -15,7 +15,12 @@ cap, and reads back the one result line the worker prints
   1-minute value is the first entry; the machine may be shared),
 * ``error`` when the job failed: ``timeout (N s)``, ``out of memory``, the
   worker's exception, or the exit status,
-* ``run``: when, with which command and at which git revision.
+* ``run``: when, with which command and at which git revision,
+* with ``--lock PATH``: ``lock`` (the path) and ``lock_wait_s``, the seconds
+  the job waited for the exclusive ``flock`` on it (taken around each job,
+  so that timed jobs of all sessions using the same lock file run one at a
+  time; a lock already held by an ancestor process, e.g. ``flock PATH
+  python benchmarks/...``, counts as held).
 
 Results live in ``benchmarks/results/<stem>.json`` as ``{"benchmark": stem,
 "rows": [...]}``. A new row replaces the stored row with the same key
@@ -27,7 +32,9 @@ rendered from that JSON (``--report`` does only that).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
+import fcntl
 import json
 import os
 import platform
@@ -214,6 +221,58 @@ def run_job(job: Job, *, timeout: float, mem_limit_gb: float | None = None,
     return rows
 
 
+def _ancestors() -> set[int]:
+    """This process and its ancestors (from ``/proc``; just this one elsewhere)."""
+    pids, pid = set(), os.getpid()
+    while pid > 1 and pid not in pids:
+        pids.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                pid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return pids
+
+
+def _held_by_ancestor(path: str) -> bool:
+    """Whether an ancestor process holds a ``flock`` on ``path`` (``/proc/locks``)."""
+    try:
+        ino = os.stat(path).st_ino
+        with open("/proc/locks") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return False
+    mine = _ancestors()
+    for line in lines:
+        parts = line.split()
+        if "->" in parts or len(parts) < 6 or parts[1] != "FLOCK":
+            continue
+        try:
+            if int(parts[5].rsplit(":", 1)[1]) == ino and int(parts[4]) in mine:
+                return True
+        except (ValueError, IndexError):
+            continue
+    return False
+
+
+@contextlib.contextmanager
+def job_lock(path: str | None):
+    """Hold an exclusive ``flock`` on ``path`` (None: no lock); yields the fields for the row."""
+    if not path:
+        yield {}
+        return
+    if _held_by_ancestor(path):
+        yield {"lock": path, "lock_wait_s": 0.0}
+        return
+    start = time.perf_counter()
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield {"lock": path, "lock_wait_s": round(time.perf_counter() - start, 1)}
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def best_of(tries: list[dict], key: str = "fit_time") -> dict:
     """Collapse repeats of one job: the successful run with the smallest ``key``.
 
@@ -235,8 +294,12 @@ def fatal(row: dict) -> bool:
 def run_jobs(jobs: Iterable[Job], *, timeout: float, mem_limit_gb: float | None = None,
              threads: int | None = None, repeat: int = 1, best_key: str = "fit_time",
              skip_after_failure: bool = True, on_rows: Callable | None = None,
-             run_info: dict | None = None, progress: Callable | None = None) -> list[dict]:
+             run_info: dict | None = None, progress: Callable | None = None,
+             lock: str | None = None) -> list[dict]:
     """Run jobs in order; ``repeat`` > 1 keeps the best by ``best_key``.
+
+    With ``lock`` (a file path) each job runs under an exclusive ``flock`` on
+    it (:func:`job_lock`); its rows record the path and the wait.
 
     With ``skip_after_failure`` an implementation that timed out or ran out of
     memory is not run on the jobs listed after it (assumed larger); its rows say
@@ -250,9 +313,13 @@ def run_jobs(jobs: Iterable[Job], *, timeout: float, mem_limit_gb: float | None 
                      "worker": job.worker, "run": dict(run_info or {}),
                      "error": f"skipped ({blocked[job.impl]})"}]
         else:
-            tries = [run_job(job, timeout=job.timeout or timeout,
-                             mem_limit_gb=mem_limit_gb,
-                             threads=threads, run_info=run_info) for _ in range(repeat)]
+            tries = []
+            for _ in range(repeat):
+                with job_lock(lock) as held:
+                    rows = run_job(job, timeout=job.timeout or timeout,
+                                   mem_limit_gb=mem_limit_gb, threads=threads,
+                                   run_info=run_info)
+                tries.append([{**row, **held} for row in rows])
             if repeat > 1 and all(len(t) == 1 for t in tries):
                 rows = [best_of([t[0] for t in tries], best_key)]
             else:
@@ -493,6 +560,9 @@ def base_parser(description: str, *, timeout: float, mem_limit_gb: float | None 
                             help=f"result stem in benchmarks/results/ (default {output})")
     parser.add_argument("--report", action="store_true",
                         help="only re-render <output>.md from <output>.json")
+    parser.add_argument("--lock", default=None, metavar="PATH",
+                        help="run each job under an exclusive flock on PATH "
+                             "(default: none; '' for none)")
     if data_dir:
         parser.add_argument("--data-dir", default=None,
                             help="directory of the public data files, passed to the jobs as "
@@ -515,7 +585,8 @@ def execute(stem: str, jobs: list[Job], args, render: Callable[[list[dict], str]
         run_jobs(jobs, timeout=args.timeout, mem_limit_gb=args.mem_limit_gb,
                  threads=args.threads, repeat=getattr(args, "repeat", 1),
                  best_key=best_key, skip_after_failure=skip_after_failure,
-                 on_rows=lambda rows: save_rows(stem, rows), run_info=info)
+                 on_rows=lambda rows: save_rows(stem, rows), run_info=info,
+                 lock=getattr(args, "lock", None))
     rows = load_rows(stem)
     path = write_markdown(stem, render(rows, stem))
     print(path)

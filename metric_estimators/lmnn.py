@@ -46,6 +46,11 @@ __all__ = ["LMNN", "find_target_neighbors"]
 # threads (see metric_estimators._threads).
 _SMALL_BLAS = 2e9
 
+# regularization='auto': the push weight mu by the number of training points
+# (see the parameter's docstring and benchmarks/results/lmnn_panel.md).
+_AUTO_MU_SAMPLES = 2000
+_AUTO_MU_SMALL, _AUTO_MU_LARGE = 0.5, 0.25
+
 
 class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
     """Large Margin Nearest Neighbor metric learning.
@@ -106,9 +111,16 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         sum of many hinge terms stays large long after the objective has
         settled, which is why the objective change decides.
 
-    regularization : float, default=0.5
+    regularization : float or 'auto', default='auto'
         Weight ``mu`` of the push (impostor) term; ``1 - mu`` weighs the
-        pull term.  Named as in metric-learn.
+        pull term.  Named as in metric-learn.  ``'auto'``: 0.5 (the paper's,
+        metric-learn's and PyLMNN's value) below 2,000 training points,
+        0.25 from 2,000 on; the value used is ``regularization_``.  Why: on
+        the data sets of ``benchmarks/bench_lmnn.py --panel``
+        (``benchmarks/results/lmnn_panel.md``) a smaller push weight raised
+        the 3-NN accuracy of the sets with thousands of points, whose classes
+        overlap, while on the small ones no value below 0.5 moved it
+        consistently either way (a few test points up or down).
 
     max_impostors : int or 'auto', default='auto'
         Most impostor pairs kept at once (PyLMNN's name and meaning; at most
@@ -204,6 +216,8 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         The learned linear map ``L``.
     n_iter_ : int
         Number of iterations run.
+    regularization_ : float
+        The push weight ``mu`` used (``regularization``, ``'auto'`` resolved).
     loss_curve_ : list of float
         Objective after each iteration.
     n_active_curve_ : list of int
@@ -247,7 +261,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         ],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "regularization": [Interval(Real, 0, 1, closed="both")],
+        "regularization": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
         "max_impostors": [Interval(Integral, 1, None, closed="left"),
                           StrOptions({"auto"})],
         "impostor_memory": [Interval(Integral, 1, None, closed="left"), str],
@@ -275,7 +289,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         init="auto",
         max_iter=1000,
         tol=1e-4,
-        regularization=0.5,
+        regularization="auto",
         max_impostors="auto",
         impostor_memory="auto",
         loss="auto",
@@ -348,8 +362,9 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
             targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
                                             progress=report.progress, kernels=kernels)
             report.phase(f"target neighbours: {params['n_neighbors']} per point")
+            mu = self._push_weight(X.shape[0])
             objective, impostors = self._build_problem(
-                X, y_idx, targets, L0.shape[0], params, kernels, rng, report)
+                X, y_idx, targets, L0.shape[0], params, mu, kernels, rng, report)
             history = _History(self, objective, report, L0.shape, s)
             L, n_iter, converged, stopped = self._solve(
                 objective, impostors, L0, history.record, params, rng, report)
@@ -359,6 +374,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
                       f"{n_iter} iterations, {n_searches} impostor searches")
         self.components_ = (L / s if s != 1.0 else L).reshape(L0.shape)
         self.n_iter_ = n_iter
+        self.regularization_ = float(mu)
         self.loss_curve_ = history.curve
         self.n_active_curve_ = history.active_curve
         self.target_neighbors_ = targets
@@ -381,7 +397,13 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
             L0 = L0 * s  # a given L acts on the data in the user's units
         return L0
 
-    def _build_problem(self, X, y_idx, targets, n_components, params, kernels, rng,
+    def _push_weight(self, n_samples):
+        """The push weight ``mu`` of this fit (``regularization``, ``'auto'`` resolved)."""
+        if self.regularization != "auto":
+            return self.regularization
+        return _AUTO_MU_SMALL if n_samples < _AUTO_MU_SAMPLES else _AUTO_MU_LARGE
+
+    def _build_problem(self, X, y_idx, targets, n_components, params, mu, kernels, rng,
                        report):
         """The objective, and the impostor oracle it is evaluated on (None for SGD).
 
@@ -390,14 +412,14 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         """
         seed = rng.randint(np.iinfo(np.int32).max)
         if self.solver == "sgd":
-            return SampledLMNNObjective(X, targets, y_idx, self.regularization,
+            return SampledLMNNObjective(X, targets, y_idx, mu,
                                         n_components, kernels), None
         cap, budget = impostor_budget(self.max_impostors, params["impostor_memory"], X)
         impostors = ImpostorSet(
             y_idx, (targets >= 0).any(axis=1), cap, kernels, seed=seed,
             budget=budget, log=report.phase, progress=report.progress,
             threads=search_threads())
-        objective = LMNNObjective(X, targets, impostors, self.regularization,
+        objective = LMNNObjective(X, targets, impostors, mu,
                                   params["loss"] == "squared_hinge", n_components)
         return objective, impostors
 

@@ -189,22 +189,75 @@ def test_classification_worker_scores_a_fixed_test_subset():
     assert round(full["accuracy"] * 45, 9) == int(round(full["accuracy"] * 45))
 
 
+def _panel_cells(text, dataset):
+    section = text[text.index("## Per data set"):]
+    line = next(ln for ln in section.splitlines() if ln.startswith(f"| {dataset} | "))
+    return [c.strip() for c in line.strip("|").split("|")]
+
+
 def test_panel_line_ratios_and_targets():
     from benchmarks.bench_lmnn import render_panel
 
     lmnn = {"algo": "lmnn", "warmup": True}
-    common = {"n_train": 700, "n_features": 20}
+    common = {"n_train": 700, "n_features": 20, "n_classes": 10}
     rows = [_row("digits", "ours", lmnn, fit_time=1.0, fit_cpu=0.5, accuracy=0.90,
-                 fit_added_mb=30.0, n_iter=10, **common),
+                 fit_added_mb=30.0, n_iter=10, regularization=0.25, **common),
+            _row("digits", "ours", {**lmnn, "regularization": 0.5}, fit_time=0.8,
+                 fit_cpu=0.4, accuracy=0.91, fit_added_mb=30.0, n_iter=12,
+                 regularization=0.5, **common),
             _row("digits", "pylmnn", lmnn, fit_time=4.0, fit_cpu=2.0, accuracy=0.91,
                  fit_added_mb=10.0, n_iter=5, **common)]
     text = render_panel(rows, "stem")
-    section = text[text.index("## Ours / PyLMNN"):]
-    line = next(ln for ln in section.splitlines() if ln.startswith("| digits | 700"))
-    cells = [c.strip() for c in line.strip("|").split("|")]
-    assert cells[4] == "0.250" and cells[5] == "0.250"  # wall and CPU ratios
-    assert cells[8] == "-0.0100" and cells[11] == "3.00"  # accuracy, memory
-    assert cells[-1] == "time"  # the only target met
+    cells = _panel_cells(text, "digits")
+    assert cells[3] == "0.25" and cells[6] == "-0.0100"  # push weight, accuracy vs 0.5
+    assert cells[9] == "+25.0 %"  # time change against 0.5
+    assert cells[11] == "0.250" and cells[12] == "0.250"  # wall and CPU ratios
+    assert cells[14] == "-0.0100" and cells[15] == "3.00"  # accuracy, memory vs PyLMNN
+    assert cells[-2] == "no: accuracy, time"
+    assert cells[-1] == "missed: accuracy -0.0100, memory 3.00"
+    summary = text[text.index("## Summary"):]
+    assert "lower on 1 (digits (-0.0100); target: at most 2)" in summary
+    assert "more than 10 % slower: 1" in summary and "all three targets met on 0 of 1" in summary
+    # the default at 0.5: the same computation twice, judged as noise
+    same = [dict(r, regularization=0.5) if r["impl"] == "ours" else r for r in rows]
+    same[0]["accuracy"] = 0.91
+    cells = _panel_cells(render_panel(same, "stem"), "digits")
+    assert cells[-2] == "same fit"
+
+
+def test_panel_keel_and_noise_families():
+    pytest.importorskip("sklearn")
+    from benchmarks.workers.classification import load_dataset
+
+    X, y = load_dataset("mcn-300-40-4-5-15-3")
+    assert X.shape == (300, 40) and sorted(set(y)) == list(range(5))
+    try:
+        X, y = load_dataset("keel-cleveland")
+    except FileNotFoundError:
+        pytest.skip("the KEEL files are not here")
+    assert X.shape == (297, 13) and sorted(set(y)) == list(range(5))  # 6 rows with <null>
+    X, y = load_dataset("keel-ecoli")  # class names, not numbers
+    assert X.shape == (336, 7) and len(set(y)) == 8
+
+
+def test_job_lock_serialises_and_sees_an_ancestor(tmp_path):
+    import fcntl
+
+    from benchmarks import runner
+
+    path = str(tmp_path / "lock")
+    with runner.job_lock(path) as held:
+        assert held["lock"] == path and held["lock_wait_s"] >= 0
+        with open(path) as fh:  # another open file: the lock is taken
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with runner.job_lock(None) as held:
+        assert held == {}
+    # held by this process (an ancestor of itself): no second flock, no deadlock
+    with open(path) as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        with runner.job_lock(path) as held:
+            assert held["lock_wait_s"] == 0.0
 
 
 def test_panel_generator_family_and_penbased_names():

@@ -360,6 +360,7 @@ def test_non_finite_input(bad):
         ({"max_iter": 0}, "max_iter"),
         ({"tol": -1.0}, "tol"),
         ({"regularization": 1.5}, "regularization"),
+        ({"regularization": "big"}, "regularization"),
         ({"solver": "newton"}, "solver"),
         ({"init": "foo"}, "init"),
         ({"init": np.eye(3, 4)[:, :3]}, "init"),
@@ -369,6 +370,23 @@ def test_bad_parameters(params, match):
     X, y = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match=match):
         LMNN(**params).fit(X, y)
+
+
+def test_default_push_weight_by_number_of_points():
+    """regularization='auto': 0.5 below 2,000 training points, 0.25 from 2,000 on."""
+    assert LMNN().regularization == "auto"
+    X, y = load_iris(return_X_y=True)
+    small = LMNN(random_state=0).fit(X, y)
+    assert small.regularization_ == 0.5
+    fixed = LMNN(regularization=0.5, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(small.components_, fixed.components_)
+    assert LMNN(regularization=0.3, random_state=0).fit(X, y).regularization_ == 0.3
+    X, y = make_classification(n_samples=2000, n_features=4, n_informative=2,
+                               n_redundant=0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert LMNN(max_iter=1, random_state=0).fit(X, y).regularization_ == 0.25
+        assert LMNN(max_iter=1, random_state=0).fit(X[:1999], y[:1999]).regularization_ == 0.5
 
 
 def test_max_impostors_truncation_warns():
