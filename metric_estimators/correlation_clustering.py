@@ -197,11 +197,11 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         fit can end somewhat before or after ``max_time``, and its result
         depends on the machine's speed.  ``None``: no limit.
     rounding : {"threshold", "probabilistic"}, default="threshold"
-        How a node joins a pivot.  Threshold pivoting suits LP solutions
-        that are largely half-integral (``x = 1/2``), as on planted-partition
-        graphs, where probabilistic pivoting joins those pairs at random
-        (the planted instances of ``benchmarks/bench_correlation_clustering.py``;
-        ``benchmarks/results/correlation_clustering.md``).
+        How a node joins a pivot.  Threshold pivoting is the default because
+        LP solutions are often largely half-integral (``x = 1/2``, as on the
+        planted-partition graphs of ``benchmarks/bench_correlation_clustering.py``),
+        and probabilistic pivoting joins such pairs at random, which costs
+        far more there.
     n_rounding_trials : int, default=20
         Number of pivot orders tried; the cheapest clustering is kept.
     local_search : bool, default=True
