@@ -337,6 +337,39 @@ def test_edge_form_bound_is_a_lagrangian_bound(seed, cp):
         assert bound >= direct - 1e-7 * (1 + abs(direct))
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_box_form_starts_at_the_edge_form_bound(seed, cp):
+    """The LP's box form and starting multipliers give the edge-form bound
+    back; the solver's refinement of it stays a bound, at least as large."""
+    from metric_estimators._problems.correlation_clustering import (
+        WeightedCorrelationLP,
+    )
+    from metric_estimators._problems.sparse_correlation_clustering import (
+        SparseSignedGraph,
+    )
+    from metric_estimators.solvers.active_sets import CycleConstraints
+    from metric_estimators.solvers.cc_solve import certified_lower_bound
+    from metric_estimators.solvers.dual_bounds import box_lagrangian
+    from metric_estimators.solvers.oracles import SparseShortestPathOracle
+
+    A, _ = random_graph(14, seed, weights="lognormal", k=2, noise=0.25)
+    ref = cvxpy_complete_lp(cp, A)
+    g = SparseSignedGraph(A)
+    problem = WeightedCorrelationLP(g.a, 10.0, CycleConstraints)
+    oracle = SparseShortestPathOracle(g.n, g.rows, g.cols, search="bounded")
+    ce, ptr, path, _ = oracle(problem.x, 0.0)
+    problem.active.add(ce, ptr, path)
+    problem.active.z[:] = np.random.default_rng(seed).exponential(
+        size=len(problem.active))
+    c, k, M, y0 = problem.box_form()
+    assert box_lagrangian(c, k, M.T.tocsr(), y0) == pytest.approx(
+        problem._edge_form_bound()[0], rel=1e-12, abs=1e-12)
+    plain = certified_lower_bound(problem, refine=False)
+    assert plain == problem.lp_lower_bound()
+    refined = certified_lower_bound(problem, refine=True)
+    assert plain <= refined <= ref * (1 + 1e-9)
+
+
 def test_sparse_bound_is_tight_at_convergence(cp):
     """At a converged fit the certified bound is within 1 % of the exact LP."""
     A, _ = random_graph(15, 4, weights="lognormal")
