@@ -14,7 +14,7 @@ set of them.  The estimator builds the problem (prior, bounds and
 identical-point pairs from :mod:`metric_estimators._problems.logdet`, as
 ITML) and hands it to the Project-and-Forget driver
 (:func:`metric_estimators.solvers.bregman.bregman_project_forget`) with a
-:class:`~metric_estimators.solvers.active_sets.LogDetPairConstraints` active
+:class:`~metric_estimators.solvers.active_sets.LogDetPointPairConstraints` active
 set -- ITML's exact LogDet projections, pairs stored by index -- and a
 :class:`~metric_estimators.solvers.oracles.LabelPairOracle`, which scans
 every pair in blocks for violated ones and checks the remembered ones.
