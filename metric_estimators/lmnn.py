@@ -93,7 +93,11 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
 
     init : {'auto', 'pca', 'lda', 'identity', 'random'} or ndarray of shape \
             (n_components, n_features), default='auto'
-        Initial ``L``; ``'auto'`` as in scikit-learn's NCA.
+        Initial ``L``; ``'auto'`` as in scikit-learn's NCA (LDA when
+        ``n_components <= min(n_features, n_classes - 1)``, else PCA when
+        ``n_components < n_features``, else the identity), except that it
+        does not take LDA when a class has at most ``n_neighbors`` points
+        (see ``docs/user_guide/lmnn.rst``).
 
     max_iter : int, default=1000
         Maximum number of iterations of the solver, a safety net: with the
@@ -353,7 +357,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         s = power_of_two_scale(X)
         if s != 1.0:
             X = X / s
-        L0 = self._initial_components(X, y_idx, s, rng)
+        L0 = self._initial_components(X, y_idx, s, rng, params["n_neighbors"])
         kernels = _backend.choose("lmnn", *X.shape)
         # BLAS threads do not pay off on small products and, when the cores
         # are busy (grid searches, shared machines), spinning threads make
@@ -387,15 +391,35 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
                                 history=history.curve, stacklevel=4)
         return self
 
-    def _initial_components(self, X, y_idx, s, rng):
+    def _initial_components(self, X, y_idx, s, rng, n_neighbors):
         """``L0``: the previous map (``warm_start``) or ``init``, for the scaled ``X``."""
         warm = self._warm_components(X.shape[1])
-        L0 = initialize_components(
-            check_init(self.init, X.shape[1], self.n_components)
-            if warm is None else warm, X, y_idx, self.n_components, rng)
+        init = warm if warm is not None else self._resolve_init(
+            check_init(self.init, X.shape[1], self.n_components), y_idx,
+            X.shape[1], n_neighbors)
+        L0 = initialize_components(init, X, y_idx, self.n_components, rng)
         if warm is not None or isinstance(self.init, np.ndarray):
             L0 = L0 * s  # a given L acts on the data in the user's units
         return L0
+
+    def _resolve_init(self, init, y_idx, n_features, n_neighbors):
+        """``init``, with ``'auto'`` kept from LDA when a class has at most ``n_neighbors`` points.
+
+        LDA's start whitens the pooled within-class scatter.  A class of one
+        point adds none, so a feature that varies only through such classes
+        has none: LDA stretches it without bound and may return fewer rows
+        than ``n_components`` (the fit then learns a lower-rank map).  Classes of up to
+        ``n_neighbors`` points are the ones whose points get fewer target
+        neighbours (the warning of ``fit``); with any of them ``'auto'``
+        takes PCA or the identity, its choice when LDA's shape condition
+        fails.  Evidence: ``benchmarks/results/lmnn_small_followup.md``.
+        """
+        if not (isinstance(init, str) and init == "auto"):
+            return init
+        if np.bincount(y_idx).min() > n_neighbors:
+            return init
+        n_components = n_features if self.n_components is None else self.n_components
+        return "pca" if n_components < n_features else "identity"
 
     def _push_weight(self, n_samples):
         """The push weight ``mu`` of this fit (``regularization``, ``'auto'`` resolved)."""

@@ -622,3 +622,39 @@ def test_missed_count_from_held_pairs_equals_matching(monkeypatch, max_impostors
         warnings.simplefilter("ignore")
         LMNN(max_impostors=max_impostors, random_state=0).fit(X, y)
     assert len(counts) >= 3 and max(counts) > 0 and min(counts) == 0
+
+
+def _classes_with_a_singleton():
+    """Four classes of 20 points and one of a single point, in 3 features plus
+    a fourth that is non-zero only on the single point (5 classes, 4 features:
+    scikit-learn's NCA rule would start from LDA)."""
+    rng = np.random.RandomState(0)
+    centers = np.array([[0, 0, 0], [4, 0, 0], [0, 4, 0], [0, 0, 4], [4, 4, 4]], float)
+    counts = [20, 20, 20, 20, 1]
+    X = np.vstack([c + rng.randn(n, 3) for c, n in zip(centers, counts)])
+    y = np.repeat(np.arange(5), counts)
+    return np.hstack([X, (y == 4)[:, None].astype(float)]), y
+
+
+def test_auto_init_without_lda_when_a_class_is_small():
+    # the singleton's feature has no within-class scatter: an LDA start would
+    # keep fewer rows than n_features; 'auto' takes the identity instead
+    X, y = _classes_with_a_singleton()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = LMNN(random_state=0).fit(X, y)
+        ident = LMNN(init="identity", random_state=0).fit(X, y)
+        low = LMNN(n_components=2, random_state=0).fit(X, y)
+        pca = LMNN(n_components=2, init="pca", random_state=0).fit(X, y)
+    assert auto.components_.shape == (4, 4)
+    np.testing.assert_array_equal(auto.components_, ident.components_)
+    np.testing.assert_array_equal(low.components_, pca.components_)
+
+
+def test_auto_init_is_lda_when_every_class_is_large():
+    X, y = _classes_with_a_singleton()
+    keep = y < 4  # four classes of 20 points, 3 features: LDA's shape condition holds
+    X, y = X[keep, :3], y[keep]
+    auto = _fit_quiet(LMNN(random_state=0), X, y)
+    lda = _fit_quiet(LMNN(init="lda", random_state=0), X, y)
+    np.testing.assert_array_equal(auto.components_, lda.components_)
