@@ -184,8 +184,8 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         rounding and the bound follow as for a fit stopped by
         ``max_iter``, unless that moment comes right after a check, which
         then stands as the final rounding and bound (a check is not run
-        twice).  A rounding with a deadline (a check's, or the final one)
-        leaves :data:`~metric_estimators.solvers.cc_solve.BOUND_SHARE` of
+        twice).  A rounding with a deadline (a check's, or the final
+        one of a sparse graph) leaves :data:`~metric_estimators.solvers.cc_solve.BOUND_SHARE` of
         the time left to the bound: after the first pivot trial it starts a trial only if
         the trial (and, on a sparse graph, the LP-free starts still to
         make; the first rounding makes at least one) would end before that

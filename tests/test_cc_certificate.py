@@ -748,12 +748,17 @@ def test_a_check_rounds_then_bounds_and_times_both(
         est.fit(A)
     checks = est.n_certificate_checks_
     assert checks >= 1
-    # each check a (round, bound) pair; so is the final one, dense or sparse
-    pairs = checks + 1
-    assert [c[0] for c in calls] == ["round", "bound"] * pairs
+    # each check a (round, bound) pair; so is the sparse fit's final one
+    # (the dense one neither refines nor crosses: bound, then round)
+    pairs = checks if dense else checks + 1
+    assert [c[0] for c in calls[:2 * pairs]] == ["round", "bound"] * pairs
+    assert len(calls) == 2 * (checks + 1)
+    if dense:
+        assert calls[2 * pairs:] == [("bound", None), ("round", None)]
     deadline = calls[1][1]
     assert deadline is not None
-    for (_, cross_by), (_, bound_by) in zip(calls[0::2], calls[1::2]):
+    for (_, cross_by), (_, bound_by) in zip(calls[0:2 * pairs:2],
+                                            calls[1:2 * pairs:2]):
         assert bound_by == deadline
         # the fit takes seconds: about BOUND_SHARE * max_time is left
         assert abs(cross_by - (deadline - cc_solve.BOUND_SHARE * max_time)) \

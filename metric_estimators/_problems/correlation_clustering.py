@@ -460,9 +460,14 @@ class DenseSignedGraph:
     refine_bound : bool
         False: on a dense problem's millions of triangles the refinement
         of the bound by L-BFGS-B costs more than the solve's last stage.
+    bound_before_rounding : bool
+        True: the final bound, unrefined, is made before the ``(n, n)``
+        solution matrix (its ``O(n^2)`` temporaries then do not add to that
+        matrix), and the final rounding after it.
     """
 
     refine_bound = False
+    bound_before_rounding = True
     closure_note = ("not converged: the metric closure of the iterate "
                     "(all-pairs shortest paths)")
 

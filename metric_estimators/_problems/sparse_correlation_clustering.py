@@ -65,9 +65,13 @@ class SparseSignedGraph(SparseGraphEdges):
         True: the LP's lower bound is worth refining by L-BFGS-B
         (:func:`~metric_estimators.solvers.dual_bounds.refine_box_duals`),
         about ``O(nnz)`` per iteration on the active cycles.
+    bound_before_rounding : bool
+        False: the final rounding goes first, its crossings leaving a share
+        of the time to the deadline to the bound's refinement.
     """
 
     refine_bound = True
+    bound_before_rounding = False
     closure_note = ("not converged: the closure of the iterate on the edges "
                     "(one shortest-path search per node)")
 

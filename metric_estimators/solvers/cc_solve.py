@@ -21,7 +21,11 @@ One sequence of steps for dense and sparse graphs (the problem object,
 The rounding goes before the bound: near a deadline, on large sparse graphs,
 the rounding's crossings lower the cost by more than the refinement raises
 the bound; the rounding leaves :data:`BOUND_SHARE` of the time left to the
-bound.  The bound (:func:`certified_lower_bound`) is the LP's
+bound.  The one exception is the final step of a graph whose
+``bound_before_rounding`` is True (dense graphs): its bound is not refined,
+so it needs no time, and it is made before the ``n x n`` solution matrix
+exists, so that its ``O(n^2)`` temporaries do not add to that matrix (the
+peak memory of a dense fit); that rounding then has no deadline.  The bound (:func:`certified_lower_bound`) is the LP's
 weak-duality bound, refined by L-BFGS-B
 (:func:`~metric_estimators.solvers.dual_bounds.refine_box_duals`) where
 ``graph.refine_bound`` says it is affordable (sparse graphs).
@@ -135,7 +139,8 @@ def solve_and_round(lp, oracle, graph, pool, *, w_scale, gamma, tol, gap_tol,
         the rounding's).
     graph : DenseSignedGraph or SparseSignedGraph
         ``edge_matrix(x)``, ``closure(x, oracle)``, ``closure_note``,
-        ``describe(lp)``, ``min_passes(max_passes)``, ``refine_bound``.
+        ``describe(lp)``, ``min_passes(max_passes)``, ``refine_bound``,
+        ``bound_before_rounding``.
     pool : ClusteringPool
         Receives the roundings; its head is the fit's clustering.
     w_scale : float
@@ -190,17 +195,28 @@ def solve_and_round(lp, oracle, graph, pool, *, w_scale, gamma, tol, gap_tol,
             report.phase(graph.closure_note)
         x = graph.closure(lp.x, oracle)
     oracle = None  # its buffers (n x n on a dense graph), before the rounding
-    X = graph.edge_matrix(x)
+    lp_objective = lp.lp_objective(x) * w_scale
+    first = graph.bound_before_rounding
     if final:
         lower = certificate.best_bound_
-    else:
+    elif first:
+        # made before the solution matrix exists, so that the bound's
+        # temporaries do not add to it (see the graph's bound_before_rounding)
+        lower = certified_lower_bound(lp, refine) * w_scale
+    X = graph.edge_matrix(x)
+    x = None
+    if not final:
         if report is not None:
-            report.phase("rounding, then the certified lower bound")
-        lower, detail, _ = round_then_bound(
-            lp, pool, X, w_scale, refine,
-            None if certificate is None else certificate.deadline)
-        if report is not None:
-            report.phase(detail)
+            report.phase("the certified lower bound, then rounding" if first
+                         else "rounding, then the certified lower bound")
+        if first:
+            pool.round(X)
+        else:
+            lower, detail, _ = round_then_bound(
+                lp, pool, X, w_scale, refine,
+                None if certificate is None else certificate.deadline)
+            if report is not None:
+                report.phase(detail)
         if certificate is not None:
             lower = max(lower, certificate.best_bound_)
     if report is not None:
@@ -212,7 +228,7 @@ def solve_and_round(lp, oracle, graph, pool, *, w_scale, gamma, tol, gap_tol,
     history["gamma"] = [g for r, g in zip(results, stages)
                         for _ in r.history["objective"]]
     return CCSolution(
-        lp_solution=X, lp_objective=lp.lp_objective(x) * w_scale,
+        lp_solution=X, lp_objective=lp_objective,
         lower_bound=lower, converged=converged,
         certified=certificate is not None and certificate.certified_,
         timed_out=certificate is not None and certificate.timed_out_,
