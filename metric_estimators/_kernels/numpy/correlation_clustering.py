@@ -17,41 +17,68 @@ import numpy as np
 __all__ = ["best_one_element_moves", "sparse_cost", "sparse_one_element_moves"]
 
 
-def _one_element_moves(labels, max_sweeps, eps, cluster_sums):
-    """The sweeps of the dense one-element moves.
+def _cluster_counts(lab):
+    """``(count, free)``: the size of each cluster id ``0..n-1`` and the empty ones.
 
-    ``cluster_sums(i)`` returns ``(S, met)``: the sums of node ``i``'s
-    weights per cluster (``S`` of length ``n``, or None when ``i`` has no
-    weight) and the clusters of its weights in the order the kernel's scan
-    meets them.  A node moves to the first cluster whose sum beats its own
-    by more than ``eps``, or to a free (empty) cluster when every sum,
-    its own included, is below ``-eps``: the kernels' rule.
+    ``free`` is a stack (the lowest empty id on top), as the kernels keep it.
     """
-    n = labels.shape[0]
-    count = np.bincount(labels, minlength=n)
-    free = [c for c in range(n - 1, -1, -1) if count[c] == 0]
+    n = len(lab)
+    count = [0] * n
+    for c in lab:
+        count[c] += 1
+    return count, [c for c in range(n - 1, -1, -1) if count[c] == 0]
+
+
+def _visit(lab, count, free, i, a, best, target, eps):
+    """The kernels' decision at node ``i`` (in cluster ``a``); the cluster it ends in.
+
+    ``(best, target)`` is the node's scan: the best sum of its weights to
+    one cluster and that cluster.  A node moves to ``target``, or to a free
+    (empty) cluster when every sum, its own included, is below ``-eps``
+    and its cluster has other members.  ``lab``, ``count`` and ``free`` are
+    updated in place.
+    """
+    if count[a] > 1 and 0.0 > best + eps and free:
+        target = free.pop()
+    if target != a:
+        count[a] -= 1
+        if count[a] == 0:
+            free.append(a)
+        count[target] += 1
+        lab[i] = target
+    return target
+
+
+def _best_cluster(own, sums, a, eps):
+    """``(best, target)``: the kernels' scan of ``(cluster, sum)`` pairs from ``a``'s sum ``own``.
+
+    The first cluster whose sum beats the running best by more than
+    ``eps``, in the order of ``sums``.
+    """
+    best = own
+    target = a
+    for c, v in sums:
+        if v > best + eps:
+            best, target = v, c
+    return best, target
+
+
+def _one_element_moves(lab, max_sweeps, eps, scan):
+    """The sweeps of the one-element moves, every node visited in index order.
+
+    ``scan(i, a)`` returns node ``i``'s ``(best, target)`` at the labels of
+    the moment (:func:`_best_cluster`); ``lab`` (a list or an array) is
+    updated in place; returns the sweeps run.
+    """
+    count, free = _cluster_counts(lab)
     sweeps = 0
-    for sweep in range(max_sweeps):
+    for sweep in range(int(max_sweeps)):
         sweeps = sweep + 1
         moved = False
-        for i in range(n):
-            a = int(labels[i])
-            best = 0.0
-            target = a
-            S, met = cluster_sums(i)
-            if S is not None:
-                best = S[a]
-                for c in met:
-                    if S[c] > best + eps:
-                        best, target = S[c], c
-            if count[a] > 1 and 0.0 > best + eps and free:
-                target = free.pop()
-            if target != a:
-                count[a] -= 1
-                if count[a] == 0:
-                    free.append(a)
-                count[target] += 1
-                labels[i] = target
+        for i in range(len(lab)):
+            a = int(lab[i])
+            best, target = scan(i, a)
+            if _visit(lab, count, free, i, a, best, target, eps) != a:
                 moved = True
         if not moved:
             break
@@ -73,13 +100,14 @@ def best_one_element_moves(A, labels, max_sweeps, eps):
     n = labels.shape[0]
     idx = np.arange(n)
 
-    def cluster_sums(i):
+    def scan(i, a):
         others = idx != i
         lab_o = labels[others]
-        return (np.bincount(lab_o, weights=A[i, others], minlength=n),
-                _in_scan_order(lab_o))
+        S = np.bincount(lab_o, weights=A[i, others], minlength=n)
+        return _best_cluster(S[a], ((c, S[c]) for c in _in_scan_order(lab_o)),
+                             a, eps)
 
-    return _one_element_moves(labels, max_sweeps, eps, cluster_sums)
+    return _one_element_moves(labels, max_sweeps, eps, scan)
 
 
 def _node_scan(js, ws, lab, a, eps):
@@ -94,12 +122,7 @@ def _node_scan(js, ws, lab, a, eps):
     for j, v in zip(js, ws):
         c = lab[j]
         S[c] = get(c, 0.0) + v
-    best = get(a, 0.0)
-    target = a
-    for c, v in S.items():
-        if v > best + eps:
-            best, target = v, c
-    return best, target
+    return _best_cluster(get(a, 0.0), S.items(), a, eps)
 
 
 def _group_of_keys(key, size):
@@ -205,10 +228,7 @@ def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
     best_l = best_a.tolist()
     target_l = target_a.tolist()
     fresh = fresh_a.tolist()
-    count = [0] * n
-    for c in lab:
-        count[c] += 1
-    free = [c for c in range(n - 1, -1, -1) if count[c] == 0]
+    count, free = _cluster_counts(lab)
     sweeps = 0
     for sweep in range(int(max_sweeps)):
         sweeps = sweep + 1
@@ -223,18 +243,11 @@ def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
                     nbr[ptr[i]:ptr[i + 1]], val[ptr[i]:ptr[i + 1]], lab, a,
                     eps)
                 fresh[i] = True
-            best, target = best_l[i], target_l[i]
-            if count[a] > 1 and 0.0 > best + eps and free:
-                target = free.pop()
-            if target == a:
+            best = best_l[i]
+            if _visit(lab, count, free, i, a, best, target_l[i], eps) == a:
                 if not 0.0 > best + eps:
                     cand.discard(i)
                 continue
-            count[a] -= 1
-            if count[a] == 0:
-                free.append(a)
-            count[target] += 1
-            lab[i] = target
             moved = True
             fresh[i] = False
             for j in nbr[ptr[i]:ptr[i + 1]]:
@@ -251,34 +264,16 @@ def sparse_one_element_moves(indptr, indices, data, labels, max_sweeps, eps):
 
 def _scalar_moves(indptr, indices, data, labels, max_sweeps, eps):
     """The kernel's sweeps one node at a time (any ``eps``)."""
-    n = labels.shape[0]
     lab = labels.tolist()
     ptr = indptr.tolist()
     nbr = indices.tolist()
     val = data.tolist()
-    count = [0] * n
-    for c in lab:
-        count[c] += 1
-    free = [c for c in range(n - 1, -1, -1) if count[c] == 0]
-    sweeps = 0
-    for sweep in range(int(max_sweeps)):
-        sweeps = sweep + 1
-        moved = False
-        for i in range(n):
-            a = lab[i]
-            best, target = _node_scan(nbr[ptr[i]:ptr[i + 1]],
-                                      val[ptr[i]:ptr[i + 1]], lab, a, eps)
-            if count[a] > 1 and 0.0 > best + eps and free:
-                target = free.pop()
-            if target != a:
-                count[a] -= 1
-                if count[a] == 0:
-                    free.append(a)
-                count[target] += 1
-                lab[i] = target
-                moved = True
-        if not moved:
-            break
+
+    def scan(i, a):
+        return _node_scan(nbr[ptr[i]:ptr[i + 1]], val[ptr[i]:ptr[i + 1]],
+                          lab, a, eps)
+
+    sweeps = _one_element_moves(lab, max_sweeps, eps, scan)
     labels[:] = lab
     return sweeps
 
