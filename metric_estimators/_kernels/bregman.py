@@ -166,6 +166,14 @@ def _dot(a, b):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _slack_factors(gamma):
+    """``(gamma / (gamma + 1), 1 / gamma)``; ``(1, 0)`` for hard constraints (``gamma = inf``)."""
+    if np.isinf(gamma):
+        return 1.0, 0.0
+    return gamma / (gamma + 1.0), 1.0 / gamma
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _project(p, s, c, xi, lam, gamma_proj, inv_gamma):
     """Constraint ``c``'s LogDet projection, given ``p = v_c^T A v_c > 0``.
 
@@ -225,12 +233,7 @@ def logdet_sweep(A, V, delta, xi, lam, idx, gamma, w, wn):
     n = idx.shape[0]
     if n == 0:
         return 0.0, 0.0, 0
-    if np.isinf(gamma):
-        gamma_proj = 1.0
-        inv_gamma = 0.0
-    else:
-        gamma_proj = gamma / (gamma + 1.0)
-        inv_gamma = 1.0 / gamma
+    gamma_proj, inv_gamma = _slack_factors(gamma)
     sym_matvec(A, V[idx[0]], w)
     dual_change = 0.0
     max_violation = 0.0
@@ -326,12 +329,7 @@ def logdet_pair_sweep(A, X, I, J, delta, xi, lam, order, gamma, w, wn, v,
     n = order.shape[0]
     if n == 0:
         return 0.0, 0.0, 0
-    if np.isinf(gamma):
-        gamma_proj = 1.0
-        inv_gamma = 0.0
-    else:
-        gamma_proj = gamma / (gamma + 1.0)
-        inv_gamma = 1.0 / gamma
+    gamma_proj, inv_gamma = _slack_factors(gamma)
     c = order[0]
     _pair_diff(X, I[c], J[c], v)
     sym_matvec(A, v, w)
