@@ -369,6 +369,9 @@ class LogDetPairConstraints:
     projection.  Below ``tol`` a further pass changes nothing beyond it.
     """
 
+    #: the arrays holding the constraints, one entry per constraint
+    _STORED = ("key", "V", "delta", "xi0", "xi", "lam")
+
     def __init__(self, A0, gamma, *, shuffle=True, random_state=None,
                  keep_all=False, kernels=NUMBA):
         self.A0 = np.ascontiguousarray(A0, dtype=np.float64)
@@ -406,8 +409,7 @@ class LogDetPairConstraints:
     @property
     def nbytes(self):
         """Memory held by the constraints, in bytes."""
-        return (self.key.nbytes + self.V.nbytes + self.delta.nbytes
-                + self.xi0.nbytes + self.xi.nbytes + self.lam.nbytes)
+        return sum(getattr(self, name).nbytes for name in self._STORED)
 
     def add(self, key, V, delta, xi0):
         """Append constraints (the oracles skip remembered ones); return how many."""
@@ -431,12 +433,9 @@ class LogDetPairConstraints:
         keep = self.lam > 0.0
         dropped = int(keep.size - np.count_nonzero(keep))
         if dropped:
-            self.key = self.key[keep]
-            self.V = np.ascontiguousarray(self.V[keep])
-            self.delta = self.delta[keep]
-            self.xi0 = self.xi0[keep]
-            self.xi = self.xi[keep]
-            self.lam = self.lam[keep]
+            for name in self._STORED:
+                setattr(self, name,
+                        np.ascontiguousarray(getattr(self, name)[keep]))
         return dropped
 
     def project(self, start=0):
@@ -449,6 +448,10 @@ class LogDetPairConstraints:
         change, viol, _ = self.kernels.bregman.logdet_sweep(
             self.A, self.V, self.delta, self.xi, self.lam, order, self.gamma,
             self._w, self._wn)
+        return self._measure(change, viol)
+
+    def _measure(self, change, viol):
+        """ITML's measure of a pass: ``max(sum |d lambda| / sum lambda, viol)``."""
         total = self.lam.sum()
         rel = change / max(total, _TINY) if change > 0 else 0.0
         return float(max(rel, viol))
@@ -533,6 +536,8 @@ class LogDetPointPairConstraints(LogDetPairConstraints):
     #: constraints per block of a pass's order
     BLOCK = 16
 
+    _STORED = ("I", "J", "delta", "xi", "lam")
+
     def __init__(self, A0, gamma, X, bounds, *, random_state=None,
                  kernels=NUMBA):
         self.A0 = np.ascontiguousarray(A0, dtype=np.float64)
@@ -573,12 +578,6 @@ class LogDetPointPairConstraints(LogDetPairConstraints):
         """Entries read per pass: ``d`` per constraint (its difference vector)."""
         return int(self.I.size * self.X.shape[1])
 
-    @property
-    def nbytes(self):
-        """Memory held by the constraints, in bytes."""
-        return (self.I.nbytes + self.J.nbytes + self.delta.nbytes
-                + self.xi.nbytes + self.lam.nbytes)
-
     def add(self, I, J, delta):
         """Append the pairs ``(I, J)`` with signs ``delta``, in a random order; count them.
 
@@ -596,18 +595,6 @@ class LogDetPointPairConstraints(LogDetPairConstraints):
                                   np.where(delta > 0, self.low, self.high)))
         self.lam = np.concatenate((self.lam, np.zeros(k)))
         return k
-
-    def forget(self):
-        """Drop the constraints with a zero dual; count them."""
-        keep = self.lam > 0.0
-        dropped = int(keep.size - np.count_nonzero(keep))
-        if dropped:
-            self.I = self.I[keep]
-            self.J = self.J[keep]
-            self.delta = self.delta[keep]
-            self.xi = self.xi[keep]
-            self.lam = self.lam[keep]
-        return dropped
 
     def order(self, start=0):
         """The constraints ``start, start + 1, ...`` in a pass's order (blocks, shuffled)."""
@@ -631,9 +618,7 @@ class LogDetPointPairConstraints(LogDetPairConstraints):
             self.A, self.X, self.I, self.J, self.delta, self.xi, self.lam,
             self.order(start), self.gamma, self._w, self._wn, self._v,
             self._vn)
-        total = self.lam.sum()
-        rel = change / max(total, _TINY) if change > 0 else 0.0
-        return float(max(rel, viol))
+        return self._measure(change, viol)
 
     def violations(self, chunk=1 << 20):
         """Return each constraint's relative violation ``delta (d_A - xi) / xi``."""
