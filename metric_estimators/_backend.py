@@ -67,6 +67,7 @@ __all__ = [
     "Family",
     "Kernels",
     "choose",
+    "given_or_chosen",
     "mode",
     "use",
     "within_limits",
@@ -345,3 +346,12 @@ def choose(family, *size):
     from ._compilation import kernels_ready
 
     return NUMBA if kernels_ready(FAMILIES[family].kernels) else NUMPY
+
+
+def given_or_chosen(kernels, family, *size):
+    """``kernels`` (a fit's own), or when None :func:`choose` for ``family`` and ``size``.
+
+    The default of a function that a fit calls with its kernels and a user
+    may call alone.
+    """
+    return choose(family, *size) if kernels is None else kernels

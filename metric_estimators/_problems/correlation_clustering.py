@@ -415,9 +415,8 @@ def correlation_clustering_cost(A, labels, kernels=None):
     cost : float
     """
     if sparse.issparse(A):
-        if kernels is None:
-            kernels = _backend.choose("sparse_correlation_clustering",
-                                      A.shape[0])
+        kernels = _backend.given_or_chosen(
+            kernels, "sparse_correlation_clustering", A.shape[0])
         return sparse_clustering_cost(A, labels, kernels)
     return dense_clustering_cost(A, labels)
 

@@ -147,9 +147,8 @@ def pivot_rounding(X, rng, rounding="probabilistic", kernels=None):
         Cluster ids ``0, 1, ...`` in the order the pivots were taken.
     """
     if sparse.issparse(X):
-        if kernels is None:
-            kernels = _backend.choose("sparse_correlation_clustering",
-                                      X.shape[0])
+        kernels = _backend.given_or_chosen(
+            kernels, "sparse_correlation_clustering", X.shape[0])
         return sparse_pivot_rounding(X, rng, rounding, kernels)
     return dense_pivot_rounding(X, rng, rounding)
 
