@@ -174,26 +174,32 @@ def _slack_factors(gamma):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _project(p, s, c, xi, lam, gamma_proj, inv_gamma):
+def _project(p, s, c, xi, lam, gamma_proj, inv_gamma, dual_change,
+             max_violation, n_updates):
     """Constraint ``c``'s LogDet projection, given ``p = v_c^T A v_c > 0``.
 
     ``s`` is its sign ``delta[c]``; its dual ``lam[c]`` and slack ``xi[c]``
-    are updated in place.  Returns ``(viol, alpha, beta)``: the relative
-    violation ``s (p - xi) / xi`` before the projection, the dual step
-    ``alpha`` and the coefficient ``beta`` of the rank-one update
-    ``A += beta (A v)(A v)^T`` (0 when ``alpha`` is).  The one projection
-    of :func:`logdet_sweep` and :func:`logdet_pair_sweep`.
+    are updated in place.  Returns ``(beta, dual_change, max_violation,
+    n_updates)``: the coefficient ``beta`` of the rank-one update
+    ``A += beta (A v)(A v)^T`` (0 when the dual does not move) and the
+    sweep's totals (:func:`logdet_sweep`'s returns) updated with this
+    projection.  The one projection of :func:`logdet_sweep` and
+    :func:`logdet_pair_sweep`.
     """
     x = xi[c]
     viol = s * (p - x) / x
+    if viol > max_violation:
+        max_violation = viol
     theta = s * gamma_proj * (1.0 / p - 1.0 / x)
     alpha, lam[c] = hildreth_correction(lam[c], theta)
     beta = 0.0
     if alpha != 0.0:
+        dual_change += abs(alpha)
         sa = s * alpha
         beta = sa / (1.0 - sa * p)
         xi[c] = x / (1.0 + sa * x * inv_gamma)
-    return viol, alpha, beta
+        n_updates += 1
+    return beta, dual_change, max_violation, n_updates
 
 
 @njit(cache=True, nogil=True)
@@ -244,13 +250,9 @@ def logdet_sweep(A, V, delta, xi, lam, idx, gamma, w, wn):
         p = _dot(v, w)
         beta = 0.0
         if p > _P_TINY:
-            viol, alpha, beta = _project(p, delta[c], c, xi, lam, gamma_proj,
-                                         inv_gamma)
-            if viol > max_violation:
-                max_violation = viol
-            if alpha != 0.0:
-                dual_change += abs(alpha)
-                n_updates += 1
+            beta, dual_change, max_violation, n_updates = _project(
+                p, delta[c], c, xi, lam, gamma_proj, inv_gamma, dual_change,
+                max_violation, n_updates)
         if k + 1 < n:
             vn = V[idx[k + 1]]
             if beta != 0.0:
@@ -341,13 +343,9 @@ def logdet_pair_sweep(A, X, I, J, delta, xi, lam, order, gamma, w, wn, v,
         p = _dot(v, w)
         beta = 0.0
         if p > _P_TINY:
-            viol, alpha, beta = _project(p, float(delta[c]), c, xi, lam,
-                                         gamma_proj, inv_gamma)
-            if viol > max_violation:
-                max_violation = viol
-            if alpha != 0.0:
-                dual_change += abs(alpha)
-                n_updates += 1
+            beta, dual_change, max_violation, n_updates = _project(
+                p, float(delta[c]), c, xi, lam, gamma_proj, inv_gamma, dual_change,
+                max_violation, n_updates)
         if k + 1 < n:
             cn = order[k + 1]
             _pair_diff(X, I[cn], J[cn], vn)
