@@ -180,6 +180,9 @@ print(json.dumps(out))
 '''
 
 
+# compiles every family's kernels in a fresh cache (about 40 s): a check of
+# the lists in _backend.FAMILIES, run with the slow tests
+@pytest.mark.slow
 def test_kernels_of_lists_what_the_numba_paths_compile(tmp_path):
     """FAMILIES[kind].kernels is what the numba path compiles beyond the numpy path's needs."""
     got = _run(_COMPILED, tmp_path / "cache")
