@@ -57,11 +57,6 @@ SKLEARN_MIN_REFS = 50_000
 _EXTRA = 8
 
 
-def _kernels_for(kernels, n_points):
-    """``kernels``, or for a call outside a fit the backend's choice for ``n_points``."""
-    return _backend.choose("neighbours", n_points) if kernels is None else kernels
-
-
 def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels=None):
     """The ``k`` nearest rows of ``R`` to every row of ``Q``, ties to the lower index.
 
@@ -105,7 +100,7 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels=None):
     eps = np.finfo(np.float64).eps
     margin = _MARGIN * (Q.shape[1] + 4) * eps * (sq_q + sq_r.max())
     step = max(1, int(block) // n_r)
-    rank = _kernels_for(kernels, n_r).neighbours.rank_candidates
+    rank = _backend.given_or_chosen(kernels, "neighbours", n_r).neighbours.rank_candidates
     for start in range(0, n_q, step):
         rows = np.arange(start, min(start + step, n_q))
         D = Qc[rows] @ Rc.T
@@ -136,7 +131,7 @@ def knn_indices(X, k, *, block=BLOCK, kernels=None):
     indices : ndarray of shape (n_samples, k), int64
     """
     X = np.asarray(X, dtype=np.float64)
-    kernels = _kernels_for(kernels, X.shape[0])
+    kernels = _backend.given_or_chosen(kernels, "neighbours", X.shape[0])
     if X.shape[0] >= SKLEARN_MIN_REFS and k > 0:
         return _knn_by_sklearn(X, k, block, kernels)
     return nearest(X, X, k, self_index=np.arange(X.shape[0]), block=block,
@@ -193,7 +188,7 @@ def nearest_in_groups(X, groups, k, *, block=BLOCK, progress=None, kernels=None)
     """
     X = np.asarray(X, dtype=np.float64)
     out = np.full((X.shape[0], k), -1, dtype=np.int64)
-    kernels = _kernels_for(kernels, X.shape[0])
+    kernels = _backend.given_or_chosen(kernels, "neighbours", X.shape[0])
     done = 0
     for g in np.unique(groups):
         members = np.flatnonzero(groups == g)  # increasing: the tie rule holds
