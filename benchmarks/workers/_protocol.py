@@ -29,6 +29,31 @@ DATA_DIR_VAR = "BENCH_DATA_DIR"
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
+def read_keel(path: str):
+    """``(features, labels)`` of a KEEL file: lists of float rows and of class strings.
+
+    '@' header lines, then '@data' and one comma-separated row per sample,
+    numeric features, the class last.  Rows with a missing value
+    (``<null>``) are dropped.
+    """
+    features, labels, in_data = [], [], False
+    with open(path) as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("@"):
+                in_data = in_data or line.lower().startswith("@data")
+                continue
+            if in_data:
+                *values, label = (v.strip() for v in line.split(","))
+                if "<null>" in values:
+                    continue
+                features.append([float(v) for v in values])
+                labels.append(label)
+    return features, labels
+
+
 def data_file(name: str) -> str:
     """The path of the public data file ``name``: in ``$BENCH_DATA_DIR`` if set,
     else in ``<repo>/../shared/data``; a clear error when it is missing."""

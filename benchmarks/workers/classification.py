@@ -102,21 +102,7 @@ def load_keel(name: str):
     """
     import numpy as np
 
-    features, labels, in_data = [], [], False
-    with open(_protocol.data_file(f"keel/{name}.dat")) as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            if line.startswith("@"):
-                in_data = in_data or line.lower().startswith("@data")
-                continue
-            if in_data:
-                *values, label = (v.strip() for v in line.split(","))
-                if "<null>" in values:
-                    continue
-                features.append([float(v) for v in values])
-                labels.append(label)
+    features, labels = _protocol.read_keel(_protocol.data_file(f"keel/{name}.dat"))
     _, y = np.unique(np.asarray(labels), return_inverse=True)
     return np.asarray(features, dtype=np.float64), y.astype(np.int64)
 

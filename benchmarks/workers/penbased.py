@@ -56,19 +56,9 @@ def load_penbased(path: str | None = None):
     """``(X, y)`` from a KEEL file: '@' header lines, then '@data', rows 'f1,...,f16,class'."""
     import numpy as np
 
-    rows, in_data = [], False
-    with open(path or data_path()) as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            if line.startswith("@"):
-                in_data = in_data or line.lower().startswith("@data")
-                continue
-            if in_data:
-                rows.append([float(v) for v in line.split(",")])
-    arr = np.asarray(rows)
-    return arr[:, :-1], arr[:, -1].astype(np.int64)
+    features, labels = _protocol.read_keel(path or data_path())
+    return (np.asarray(features, dtype=np.float64),
+            np.asarray(labels, dtype=np.float64).astype(np.int64))
 
 
 def all_pairs_objective(X, y, M, bounds, gamma=1.0, block=256):
