@@ -4,8 +4,9 @@ Factors of positive semi-definite matrices (:func:`psd_factor`), the one
 positive-definiteness test (:func:`check_positive_definite`), the factor
 ``C`` of ``A = C C^T`` that maps points to a learned metric's space
 (:func:`gram_factor`), the initial linear map of learners that optimise
-``L`` directly (:func:`initialize_components`) and the power-of-two rescaling
-of data of extreme scale (:func:`power_of_two_scale`).  This module imports
+``L`` directly (:func:`initialize_components`), the power-of-two rescaling
+of data of extreme scale (:func:`power_of_two_scale`) and the rows of a
+blockwise distance computation (:func:`block_rows`).  This module imports
 only numpy, scipy, scikit-learn and the leaf
 :mod:`~metric_estimators.exceptions`; :mod:`~metric_estimators._validation`
 may import it, never the reverse.
@@ -17,14 +18,37 @@ from sklearn.utils import check_random_state
 
 from .exceptions import NonPSDError
 
-__all__ = ["check_positive_definite", "gram_factor", "initialize_components",
-           "power_of_two_scale", "psd_factor"]
+__all__ = ["BLOCK", "block_rows", "check_positive_definite", "gram_factor",
+           "initialize_components", "power_of_two_scale", "psd_factor"]
 
 # Data whose scale (largest absolute deviation from the mean) lies outside
 # this range is rescaled internally by a power of two (an exact operation in
 # floating point) by the learners whose loss is invariant under the
 # corresponding reparametrisation (see power_of_two_scale).
 _SCALE_RANGE = (2.0 ** -20, 2.0 ** 20)
+# Blockwise distance computations (block_rows): most entries of one block,
+# the entries a block may always hold, and the rows a block gets whenever
+# the most entries allow it.
+BLOCK = 1 << 21
+SMALL_BLOCK = 1 << 17
+MIN_BLOCK_ROWS = 64
+
+
+def block_rows(n_cols, block=BLOCK):
+    """Rows of one block of a blockwise ``(rows, n_cols)`` distance computation.
+
+    A block holds at most ``block`` entries (8 MB at float32, 16 MB at
+    float64 for the default).  Within that cap it holds
+    ``MIN_BLOCK_ROWS`` rows (enough for an efficient BLAS product) or
+    ``SMALL_BLOCK`` entries, whichever is more, rather than as many rows as
+    the cap allows: the memory of a search then grows with the data, so a
+    small fit does not hold blocks that are large next to its data and to
+    what other implementations use, while large fits keep blocks of tens of
+    rows.  Always at least one row.
+    """
+    n_cols = max(int(n_cols), 1)
+    wanted = max(SMALL_BLOCK // n_cols, MIN_BLOCK_ROWS)
+    return max(1, min(int(block) // n_cols, wanted))
 
 
 def psd_factor(M, *, name="M"):

@@ -137,3 +137,36 @@ def test_sklearn_candidates_give_the_same_neighbours(kind, extra, monkeypatch):
         assert not calls
     if kind == "grid" or extra == 0:  # boundary ties / no spare candidate
         assert calls
+
+
+def test_block_rows_bounds_the_block():
+    """Blocks: never above the cap, at least one row, small ones for small data."""
+    from metric_estimators._linalg import BLOCK, MIN_BLOCK_ROWS, SMALL_BLOCK, block_rows
+
+    for n_cols in [1, 7, 100, 1_385, 3_430, 20_000, 70_000, 10**7]:
+        rows = block_rows(n_cols)
+        assert rows >= 1
+        assert rows * n_cols <= max(BLOCK, n_cols)
+        # small data: no more than SMALL_BLOCK entries unless MIN_BLOCK_ROWS need more
+        assert rows * n_cols <= max(SMALL_BLOCK, MIN_BLOCK_ROWS * n_cols)
+    assert block_rows(100, block=7) == 1  # a caller's cap wins
+    assert block_rows(1_000) * 1_000 <= SMALL_BLOCK
+
+
+def test_search_memory_grows_with_the_data_not_with_a_fixed_block():
+    """The k-NN search of 2,000 points holds far less than an n x n block.
+
+    A fixed block of 2**21 entries held 16 MB (three copies at once) for any
+    n above 1,450; the data here are 64 KB.
+    """
+    import tracemalloc
+
+    X = np.random.RandomState(0).randn(2_000, 4)
+    knn_indices(X, 3)  # compile/import outside the measurement
+    tracemalloc.start()
+    try:
+        knn_indices(X, 3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20, peak

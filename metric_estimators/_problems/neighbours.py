@@ -44,11 +44,10 @@ are searched again by the blockwise screening.  The result is the same.
 import numpy as np
 
 from .. import _backend
+from .._linalg import BLOCK, block_rows
 
 __all__ = ["knn_edges", "knn_indices", "nearest", "nearest_in_groups"]
 
-# Entries of a screened distance block held at once (8 bytes each).
-BLOCK = 1 << 21
 # Safety factor on the round-off bound of the screened distances.
 _MARGIN = 32.0
 # knn_indices on at least this many points asks scikit-learn's
@@ -73,8 +72,8 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels=None):
         Row of ``R`` that is the query itself and must not be returned
         (not its duplicates: those are at distance 0 and come first).
     block : int, default=BLOCK
-        Most entries of a screened distance block (rows per block are
-        ``max(1, block // n_refs)``).
+        Most entries of a screened distance block (8 bytes each); rows per
+        block: :func:`~metric_estimators._linalg.block_rows`.
     kernels : Kernels or None, default=None
         The fit's kernels (:func:`metric_estimators._backend.choose`); None:
         the backend's choice for the family ``"neighbours"``.
@@ -99,7 +98,7 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels=None):
     sq_r = np.einsum("ij,ij->i", Rc, Rc)
     eps = np.finfo(np.float64).eps
     margin = _MARGIN * (Q.shape[1] + 4) * eps * (sq_q + sq_r.max())
-    step = max(1, int(block) // n_r)
+    step = block_rows(n_r, block)
     rank = _backend.given_or_chosen(kernels, "neighbours", n_r).neighbours.rank_candidates
     for start in range(0, n_q, step):
         rows = np.arange(start, min(start + step, n_q))

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._linalg import BLOCK, block_rows
 from .._threads import ordered_map, usable_cpus
 
 __all__ = ["ImpostorSet", "SubsampleNote", "impostor_budget", "search_threads"]
@@ -32,8 +33,6 @@ __all__ = ["ImpostorSet", "SubsampleNote", "impostor_budget", "search_threads"]
 # Candidate impostors are searched within ``SLACK`` times the margin radius,
 # so that small changes of L do not require a new search (see ImpostorSet).
 SLACK = 1.5
-# Entries of a distance block computed at once (memory ~ 8 bytes each).
-BLOCK = 1 << 21
 # Peak memory per stored impostor pair, all arrays alive at once included:
 # the int32 pair (8 bytes) twice during a search or a refresh (old and new
 # store) plus the sorted int64 keys of the old store, or the pair, its
@@ -377,7 +376,7 @@ class ImpostorSet:
         n = self.n_samples
         rng = np.random.RandomState(self.seed)
         anchors = np.sort(rng.choice(n, min(n, n_anchors), replace=False))
-        step = max(1, BLOCK // (4 * n))
+        step = block_rows(n, BLOCK)
         count = 0
         everyone = np.arange(n)
         for start in range(0, anchors.size, step):
@@ -443,6 +442,6 @@ class ImpostorSet:
         bounds = self.bounds
         for c in range(bounds.size - 2):
             c0 = bounds[c + 1]
-            step = max(1, BLOCK // (self.n_samples - c0))
+            step = block_rows(self.n_samples - c0, BLOCK)
             for r0 in range(bounds[c], c0, step):
                 yield r0, min(r0 + step, c0), c0
