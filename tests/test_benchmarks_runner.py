@@ -189,6 +189,29 @@ def test_classification_worker_scores_a_fixed_test_subset():
     assert round(full["accuracy"] * 45, 9) == int(round(full["accuracy"] * 45))
 
 
+def test_classification_worker_averages_the_accuracy_over_splits():
+    """``splits``: the mean of independent splits, each checked against its own fit."""
+    import numpy as np
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from benchmarks.workers import classification
+
+    job = {"dataset": "iris", "impl": "euclidean", "params": {"algo": "lmnn", "splits": 3}}
+    out = classification.run(job)
+    X, y = classification.load_dataset("iris")
+    want = []
+    for seed in range(3):
+        Xtr, Xte, ytr, yte = classification.split_scaled(X, y, seed)
+        want.append(KNeighborsClassifier(3).fit(Xtr, ytr).score(Xte, yte))
+    assert out["n_splits"] == 3 and np.allclose(out["accuracy_splits"], want)
+    assert np.isclose(out["accuracy"], np.mean(want))
+    assert out["accuracy_split0"] == want[0]
+    # above splits_below training points, split 0 alone
+    big = classification.run({**job, "params": {"algo": "lmnn", "splits": 3,
+                                                "splits_below": 50}})
+    assert "n_splits" not in big and big["accuracy"] == want[0]
+
+
 def _panel_cells(text, dataset):
     section = text[text.index("## Per data set"):]
     line = next(ln for ln in section.splitlines() if ln.startswith(f"| {dataset} | "))
@@ -209,10 +232,11 @@ def test_panel_line_ratios_and_targets():
                  fit_added_mb=10.0, n_iter=5, **common)]
     text = render_panel(rows, "stem")
     cells = _panel_cells(text, "digits")
-    assert cells[3] == "0.25" and cells[6] == "-0.0100"  # push weight, accuracy vs 0.5
-    assert cells[9] == "+25.0 %"  # time change against 0.5
-    assert cells[11] == "0.250" and cells[12] == "0.250"  # wall and CPU ratios
-    assert cells[14] == "-0.0100" and cells[15] == "3.00"  # accuracy, memory vs PyLMNN
+    assert cells[3] == "1"  # splits behind the accuracy
+    assert cells[4] == "0.25" and cells[7] == "-0.0100"  # push weight, accuracy vs 0.5
+    assert cells[10] == "+25.0 %"  # time change against 0.5
+    assert cells[12] == "0.250" and cells[13] == "0.250"  # wall and CPU ratios
+    assert cells[15] == "-0.0100" and cells[16] == "3.00"  # accuracy, memory vs PyLMNN
     assert cells[-2] == "no: accuracy, time"
     assert cells[-1] == "missed: accuracy -0.0100, memory 3.00"
     summary = text[text.index("## Summary"):]
