@@ -10,7 +10,9 @@ every published number.
 
 ``--panel`` runs, on every data set of :data:`PANEL`, one job after the other
 (:data:`PANEL_VARIANTS`): our LMNN at its defaults, our LMNN with the former
-default push weight ``regularization=0.5``, and PyLMNN at its defaults, all
+default push weight ``regularization=0.5``, ours with the smaller
+``regularization=0.1`` (an ablation, :data:`ABLATION_MU`), and PyLMNN at its
+defaults, all
 warm (an untimed fit on 500 training points first; ours on its numba
 kernels, so every row runs where a warm installation runs it) and each the
 best of up to 5 timed fits in its process, stopping once 15 s of fitting are
@@ -54,7 +56,10 @@ PANEL = (
 PANEL_PARAMS = {"warmup": True, "fits": 5, "fit_budget": 15, "splits": 10,
                 "splits_below": 2000}
 FORMER_DEFAULT = {"regularization": 0.5}
+# The ablation of the push weight that the panel runs along: a smaller one
+ABLATION_MU = 0.1
 PANEL_VARIANTS = (("ours", PANEL_PARAMS), ("ours", {**PANEL_PARAMS, **FORMER_DEFAULT}),
+                  ("ours", {**PANEL_PARAMS, "regularization": ABLATION_MU}),
                   ("pylmnn", PANEL_PARAMS))
 DEFAULT_LOCK = str(runner.REPO_ROOT.parent / "benchlock")
 TITLE = "LMNN: fit time and 3-NN accuracy"
@@ -91,8 +96,8 @@ def panel_rows(rows):
             continue
         params = r.get("params") or {}
         if r["impl"] == "ours":
-            kind = "former" if params.get("regularization") == 0.5 else (
-                "new" if "regularization" not in params else None)
+            mu = params.get("regularization")
+            kind = {None: "new", 0.5: "former", ABLATION_MU: "ablation"}.get(mu)
         else:
             kind = r["impl"] if r["impl"] == "pylmnn" else None
         if kind:
@@ -204,11 +209,40 @@ def render_panel(rows, stem):
                      f"time difference, from {100 * lo[0]:+.1f} % ({lo[1]}) to "
                      f"{100 * hi[0]:+.1f} % ({hi[1]}), is the noise of this run's timings.")
         lines.append(text)
+    lines += _ablation_summary(by, order)
     if summary["both"]:
         failed = "; ".join(f"{d}: {', '.join(m)}" for d, m in summary["failed"]) or "none"
         lines.append(f"* Against PyLMNN: all three targets met on {summary['met']} of "
                      f"{summary['both']} data sets; missed: {failed}.")
     return "\n".join(lines) + "\n"
+
+
+def _ablation_summary(by, order):
+    """Lines on ``regularization=ABLATION_MU`` against the default, 0.5 and PyLMNN."""
+    out = []
+    for label, keep in (("from 2,000 training points on", lambda n: n >= 2000),
+                        ("below 2,000 training points", lambda n: n < 2000)):
+        sets = [d for d in order if all(k in by[d] for k in ("new", "former", "ablation"))
+                and keep(by[d]["new"]["n_train"])]
+        if not sets:
+            continue
+        acc = [by[d]["ablation"]["accuracy"] - by[d]["new"]["accuracy"] for d in sets]
+        slow = [d for d in sets
+                if by[d]["ablation"]["fit_time"] / by[d]["former"]["fit_time"] > 1.10]
+        peer = [d for d in sets if "pylmnn" in by[d]]
+        below_peer = [d for d in peer
+                      if by[d]["ablation"]["accuracy"] < by[d]["pylmnn"]["accuracy"]]
+        new_below = [d for d in peer if by[d]["new"]["accuracy"] < by[d]["pylmnn"]["accuracy"]]
+        changes = [(by[d]["ablation"]["fit_time"] / by[d]["former"]["fit_time"] - 1.0, d)
+                   for d in sets]
+        out.append(
+            f"* Ablation `regularization={ABLATION_MU:g}`, {label} ({len(sets)} sets): 3-NN "
+            f"accuracy higher than the default's on {sum(a > 0 for a in acc)}, lower on "
+            f"{sum(a < 0 for a in acc)} (mean {sum(acc) / len(acc):+.4f}); fit time against "
+            f"0.5 median {100 * _median(changes):+.1f} %, more than 10 % slower on "
+            f"{len(slow)} ({', '.join(slow) or 'none'}); accuracy below PyLMNN's on "
+            f"{len(below_peer)} of {len(peer)} (the default: {len(new_below)}).")
+    return out
 
 
 if __name__ == "__main__":

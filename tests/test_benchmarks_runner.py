@@ -328,3 +328,23 @@ def test_lmnn_diagnostics_worker_profiles_and_stops_where_asked():
     assert "| wine | 124 × 13 | ours | – | " in bench.render_profile(rows[:1], "p")
     text = bench.render_equal_objective(rows[1:], "e")
     assert "| equal_objective |" in text and "never reached" in text
+
+
+def test_panel_summarises_the_push_weight_ablation():
+    from benchmarks.bench_lmnn import ABLATION_MU, render_panel
+
+    lmnn = {"algo": "lmnn", "warmup": True}
+    common = {"n_train": 3000, "n_features": 20, "n_classes": 10, "fit_added_mb": 5.0}
+    rows = [_row("digits", "ours", lmnn, fit_time=1.0, accuracy=0.90, regularization=0.25,
+                 **common),
+            _row("digits", "ours", {**lmnn, "regularization": 0.5}, fit_time=1.0,
+                 accuracy=0.89, regularization=0.5, **common),
+            _row("digits", "ours", {**lmnn, "regularization": ABLATION_MU}, fit_time=1.2,
+                 accuracy=0.92, regularization=ABLATION_MU, **common),
+            _row("digits", "pylmnn", lmnn, fit_time=4.0, accuracy=0.91, **common)]
+    summary = render_panel(rows, "stem").split("## Summary")[1]
+    line = next(ln for ln in summary.splitlines() if "Ablation" in ln)
+    assert "from 2,000 training points on (1 sets)" in line
+    assert "higher than the default's on 1, lower on 0 (mean +0.0200)" in line
+    assert "median +20.0 %, more than 10 % slower on 1 (digits)" in line
+    assert "below PyLMNN's on 0 of 1 (the default: 1)" in line
