@@ -82,6 +82,12 @@ def _ratio(a, b):
     return a / b if a is not None and b else None
 
 
+def _acc_diff(a, b):
+    """Accuracy of row ``a`` minus row ``b``, rounded to 1e-9: the means over
+    splits of equal accuracies may differ in their last bits."""
+    return round(a["accuracy"] - b["accuracy"], 9) + 0.0
+
+
 def _median(pairs):
     values = sorted(v for v, _ in pairs)
     mid = len(values) // 2
@@ -137,7 +143,7 @@ def render_panel(rows, stem):
             continue
         cells, push_ok, peer_ok = [], None, None
         if old is not None:
-            dacc = new["accuracy"] - old["accuracy"]
+            dacc = _acc_diff(new, old)
             change = new["fit_time"] / old["fit_time"] - 1.0
             summary["sets"] += 1
             if dacc < 0:
@@ -158,7 +164,7 @@ def render_panel(rows, stem):
         if peer is not None:
             t = new["fit_time"] / peer["fit_time"]
             cpu = _ratio(new.get("fit_cpu"), peer.get("fit_cpu"))
-            pacc = new["accuracy"] - peer["accuracy"]
+            pacc = _acc_diff(new, peer)
             mem = max(new["fit_added_mb"], 1.0) / max(peer["fit_added_mb"], 1.0)
             missed = [f"{m} {v}" for m, v, ok in (
                 ("time", f"{t:.3f}", t <= 1 / 3), ("accuracy", f"{pacc:+.4f}", pacc >= 0),
@@ -226,13 +232,13 @@ def _ablation_summary(by, order):
                 and keep(by[d]["new"]["n_train"])]
         if not sets:
             continue
-        acc = [by[d]["ablation"]["accuracy"] - by[d]["new"]["accuracy"] for d in sets]
+        acc = [_acc_diff(by[d]["ablation"], by[d]["new"]) for d in sets]
         slow = [d for d in sets
                 if by[d]["ablation"]["fit_time"] / by[d]["former"]["fit_time"] > 1.10]
         peer = [d for d in sets if "pylmnn" in by[d]]
         below_peer = [d for d in peer
-                      if by[d]["ablation"]["accuracy"] < by[d]["pylmnn"]["accuracy"]]
-        new_below = [d for d in peer if by[d]["new"]["accuracy"] < by[d]["pylmnn"]["accuracy"]]
+                      if _acc_diff(by[d]["ablation"], by[d]["pylmnn"]) < 0]
+        new_below = [d for d in peer if _acc_diff(by[d]["new"], by[d]["pylmnn"]) < 0]
         changes = [(by[d]["ablation"]["fit_time"] / by[d]["former"]["fit_time"] - 1.0, d)
                    for d in sets]
         out.append(
