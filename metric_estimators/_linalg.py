@@ -34,20 +34,22 @@ SMALL_BLOCK = 1 << 17
 MIN_BLOCK_ROWS = 64
 
 
-def block_rows(n_cols, block=BLOCK):
+def block_rows(n_cols, block=BLOCK, small=SMALL_BLOCK):
     """Rows of one block of a blockwise ``(rows, n_cols)`` distance computation.
 
     A block holds at most ``block`` entries (8 MB at float32, 16 MB at
     float64 for the default).  Within that cap it holds
     ``MIN_BLOCK_ROWS`` rows (enough for an efficient BLAS product) or
-    ``SMALL_BLOCK`` entries, whichever is more, rather than as many rows as
+    ``small`` entries, whichever is more, rather than as many rows as
     the cap allows: the memory of a search then grows with the data, so a
     small fit does not hold blocks that are large next to its data and to
     what other implementations use, while large fits keep blocks of tens of
-    rows.  Always at least one row.
+    rows.  Always at least one row.  A caller that holds several copies of
+    a block at once, or that pays little per block, passes a smaller
+    ``small``.
     """
     n_cols = max(int(n_cols), 1)
-    wanted = max(SMALL_BLOCK // n_cols, MIN_BLOCK_ROWS)
+    wanted = max(int(small) // n_cols, MIN_BLOCK_ROWS)
     return max(1, min(int(block) // n_cols, wanted))
 
 

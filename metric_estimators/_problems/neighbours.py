@@ -44,7 +44,7 @@ are searched again by the blockwise screening.  The result is the same.
 import numpy as np
 
 from .. import _backend
-from .._linalg import BLOCK, block_rows
+from .._linalg import BLOCK, SMALL_BLOCK, block_rows
 
 __all__ = ["knn_edges", "knn_indices", "nearest", "nearest_in_groups"]
 
@@ -98,7 +98,8 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels=None):
     sq_r = np.einsum("ij,ij->i", Rc, Rc)
     eps = np.finfo(np.float64).eps
     margin = _MARGIN * (Q.shape[1] + 4) * eps * (sq_q + sq_r.max())
-    step = block_rows(n_r, block)
+    # three blocks of float64 at once (D, np.partition's copy, the ranking)
+    step = block_rows(n_r, block, small=SMALL_BLOCK // 4)
     rank = _backend.given_or_chosen(kernels, "neighbours", n_r).neighbours.rank_candidates
     for start in range(0, n_q, step):
         rows = np.arange(start, min(start + step, n_q))
