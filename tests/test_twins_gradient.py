@@ -57,13 +57,21 @@ def test_rank_candidates_twin_is_bit_identical(scale):
     Q = R[::3]
     rows = np.arange(Q.shape[0])
     D = ((Q[:, None] - R[None]) ** 2).sum(-1)
+    D[rows, 3 * rows] = np.inf        # the query itself, as the search sets it
     for k in (1, 4, 10):
         kth = np.partition(D, k - 1, axis=1)[:, k - 1]
-        threshold = kth * 1.5 + 1e-300
-        a = np_neighbours.rank_candidates(Q, R, rows, D, threshold, k)
-        b = nb_neighbours.rank_candidates(Q, R, rows, D, threshold, k)
-        assert a.dtype == b.dtype == np.int64
-        np.testing.assert_array_equal(a, b)
+        for slack in (kth * 0.5 + 1e-300, np.zeros(rows.size)):
+            a = np_neighbours.rank_candidates(Q, R, rows, D, slack, k)
+            b = nb_neighbours.rank_candidates(Q, R, rows, D, slack, k)
+            assert a.dtype == b.dtype == np.int64
+            np.testing.assert_array_equal(a, b)
+            # against a plain sort by (exact distance, index) of every column
+            # within the k-th smallest screened distance plus the slack
+            for a_row, row in zip(a, rows):
+                cand = np.flatnonzero(D[row] <= kth[row] + slack[row])
+                exact = ((Q[row] - R[cand]) ** 2).sum(-1)
+                want = cand[np.lexsort((cand, exact))][:k]
+                assert list(a_row) == list(want)
 
 
 def test_rank_listed_twin_is_bit_identical():

@@ -42,7 +42,7 @@ def _insert(dist, idx, d, j):
 
 
 @njit(**_OPTS)
-def rank_candidates(Q, R, rows, D, threshold, k):
+def rank_candidates(Q, R, rows, D, slack, k):
     """The ``k`` best candidates of each row by (exact distance, index).
 
     Parameters
@@ -53,22 +53,37 @@ def rank_candidates(Q, R, rows, D, threshold, k):
         The queries of the block.
     D : ndarray of shape (m, n_r)
         Screened squared distances (the query's own column set to inf).
-    threshold : ndarray of shape (m,)
-        Columns with ``D <= threshold`` are candidates (at least ``k``).
+    slack : ndarray of shape (m,)
+        Columns with ``D`` at most the row's ``k``-th smallest screened
+        distance plus ``slack`` are candidates (at least ``k``).
     k : int
 
     Returns
     -------
     indices : ndarray of int64, shape (m, k)
+
+    Two passes over each row: the ``k`` smallest screened distances (a
+    sorted buffer of ``k``, the same ``k``-th value as ``np.partition``),
+    then the exact ranking of the candidates.
     """
     m, n_r = D.shape
     out = np.empty((m, k), dtype=np.int64)
+    best = np.empty(k)
     dist = np.empty(k)
     idx = np.empty(k, dtype=np.int64)
     for a in range(m):
+        best[:] = np.inf
+        for j in range(n_r):
+            v = D[a, j]
+            if v < best[k - 1]:
+                p = k - 1
+                while p > 0 and best[p - 1] > v:
+                    best[p] = best[p - 1]
+                    p -= 1
+                best[p] = v
+        t = best[k - 1] + slack[a]
         dist[:] = np.inf
         idx[:] = n_r
-        t = threshold[a]
         for j in range(n_r):
             if D[a, j] <= t:
                 _insert(dist, idx, _sqdist(Q, rows[a], R, j), j)

@@ -98,7 +98,8 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels=None):
     sq_r = np.einsum("ij,ij->i", Rc, Rc)
     eps = np.finfo(np.float64).eps
     margin = _MARGIN * (Q.shape[1] + 4) * eps * (sq_q + sq_r.max())
-    # three blocks of float64 at once (D, np.partition's copy, the ranking)
+    # up to three blocks of float64 at once (D, and in the numpy twin
+    # np.partition's copy and the candidate mask)
     step = block_rows(n_r, block, small=SMALL_BLOCK // 4)
     rank = _backend.given_or_chosen(kernels, "neighbours", n_r).neighbours.rank_candidates
     for start in range(0, n_q, step):
@@ -111,8 +112,7 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels=None):
             D[np.arange(rows.size), self_index[rows]] = np.inf
         # every point within the margin of the k-th smallest screened
         # distance is a candidate (usually exactly k of them)
-        kth = np.partition(D, k - 1, axis=1)[:, k - 1]
-        out[rows] = rank(Q, R, rows, D, kth + 2.0 * margin[rows], k)
+        out[rows] = rank(Q, R, rows, D, 2.0 * margin[rows], k)
     return out
 
 

@@ -22,11 +22,12 @@ def _sqdist_in_order(Q, qi, R, rj):
     return np.cumsum(diff, axis=1)[:, -1]
 
 
-def rank_candidates(Q, R, rows, D, threshold, k):
+def rank_candidates(Q, R, rows, D, slack, k):
     """The ``k`` best candidates of each row by (exact distance, index).
 
     See :func:`metric_estimators._kernels.neighbours.rank_candidates`.
     """
+    threshold = np.partition(D, k - 1, axis=1)[:, k - 1] + slack
     r, c = np.nonzero(D <= threshold[:, None])
     dist = _sqdist_in_order(Q, rows[r], R, c)
     order = np.lexsort((c, dist, r))
