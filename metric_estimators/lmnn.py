@@ -124,7 +124,10 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         (``benchmarks/results/lmnn_panel.md``) a smaller push weight raised
         the 3-NN accuracy of the sets with thousands of points, whose classes
         overlap, while on the small ones no value below 0.5 moved it
-        consistently either way (a few test points up or down).
+        consistently either way (a few test points up or down); 0.1 raised
+        it further on the large ones but made most of their fits slower
+        than at 0.5, 0.25 kept the median fit time (``regularization=0.1``
+        for that accuracy at that cost; ``docs/user_guide/lmnn.rst``).
 
     max_impostors : int or 'auto', default='auto'
         Most impostor pairs kept at once (PyLMNN's name and meaning; at most
