@@ -340,15 +340,13 @@ def run(job: dict) -> dict:
 
 def _split_accuracy(learner, X, y, seed):
     """3-NN test accuracy of a fresh clone of ``learner`` on split ``seed`` (untimed)."""
-    if learner is None:
-        X_train, X_test, y_train, y_test = split_scaled(X, y, seed)
-        return knn_accuracy(X_train, y_train, X_test, y_test)
-    from sklearn.base import clone
-
     X_train, X_test, y_train, y_test = split_scaled(X, y, seed)
-    fitted = clone(learner).fit(X_train, y_train)
-    return knn_accuracy(fitted.transform(X_train), y_train,
-                        fitted.transform(X_test), y_test)
+    if learner is not None:
+        from sklearn.base import clone
+
+        fitted = clone(learner).fit(X_train, y_train)
+        X_train, X_test = fitted.transform(X_train), fitted.transform(X_test)
+    return knn_accuracy(X_train, y_train, X_test, y_test)
 
 
 if __name__ == "__main__":

@@ -24,11 +24,11 @@ total and ``S_c`` the class scatter (``sum (x - mean)(x - mean)^T``).
 import numpy as np
 from scipy import linalg
 
+from .._linalg import BLOCK  # entries of an affinity block computed at once
+
 __all__ = ["BLOCK", "class_laplacian_form", "local_scales", "local_scatter",
            "lfda_directions"]
 
-#: Entries of an affinity block computed at once (about 8 bytes each).
-BLOCK = 1 << 21
 
 
 def _sq_dist_rows(Xc, sq, rows):

@@ -376,7 +376,7 @@ class ImpostorSet:
         n = self.n_samples
         rng = np.random.RandomState(self.seed)
         anchors = np.sort(rng.choice(n, min(n, n_anchors), replace=False))
-        step = block_rows(n, BLOCK)
+        step = block_rows(n, BLOCK // 4)  # the block, its mask and the pairs
         count = 0
         everyone = np.arange(n)
         for start in range(0, anchors.size, step):
