@@ -16,6 +16,7 @@ from ._docstrings import fill_doc
 from ._linalg import power_of_two_scale
 from ._problems.lfda import lfda_directions, local_scatter
 from ._reporting import FitReport
+from ._validation.parameters import check_n_components
 from ._validation.points import validate_labelled_points
 from .base import MahalanobisMixin
 
@@ -118,10 +119,7 @@ class LFDA(MahalanobisMixin, TransformerMixin, BaseEstimator):
         X, y, (classes, y_idx, counts) = validate_labelled_points(
             self, self._points(X), y)
         n_features = X.shape[1]
-        n_components = n_features if self.n_components is None else self.n_components
-        if n_components > n_features:
-            raise ValueError(f"n_components={n_components} must be <= "
-                             f"n_features={n_features}.")
+        n_components = check_n_components(self.n_components, n_features)
         k = max(1, min(7, n_features - 1)) if self.k is None else int(self.k)
         small = counts <= k
         if small.any():

@@ -23,6 +23,7 @@ from ._problems.mlkr import MLKRObjective
 from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._threads import one_blas_thread
 from ._validation.matrices import check_init
+from ._validation.parameters import check_n_components
 from ._validation.points import validate_points
 from .base import MahalanobisMixin
 from .solvers.lbfgs import lbfgs
@@ -159,11 +160,7 @@ class MLKR(MahalanobisMixin, TransformerMixin, BaseEstimator):
                 "MLKR needs at least 2 distinct target values; y is constant "
                 "(it holds 1 distinct value), so every metric fits it equally."
             )
-        if self.n_components is not None and self.n_components > n_features:
-            raise ValueError(
-                f"n_components={self.n_components} must be <= n_features="
-                f"{n_features}."
-            )
+        check_n_components(self.n_components, n_features)
         rng = check_random_state(self.random_state)
         L0 = self._initial_components(X, rng)
         objective = MLKRObjective(X, y, L0.shape[0],

@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._docstrings import fill_doc
 from ._problems.nca import nca_model, nca_objective
 from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
+from ._validation.parameters import check_n_components
 from ._validation.points import validate_labelled_points
 from .base import MahalanobisMixin
 from .solvers.nca import solve_nca
@@ -148,9 +149,7 @@ class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
                 reduce = (self.n_components is not None
                           and self.n_components < X.shape[1])
                 init = "pca" if reduce else "identity"
-        if self.n_components is not None and self.n_components > X.shape[1]:
-            raise ValueError(f"n_components={self.n_components} must be <= "
-                             f"n_features={X.shape[1]}.")
+        check_n_components(self.n_components, X.shape[1])
         tol = DEFAULT_TOL if self.tol is None else self.tol
         report.phase(f"{X.shape[0]} points, {classes.size} classes")
         model = nca_model(

@@ -17,6 +17,7 @@ from ._linalg import power_of_two_scale
 from ._problems.rca import chunklet_covariances, rca_components
 from ._reporting import FitReport
 from ._validation import (
+    check_n_components,
     renamed_parameter,
     validate_labelled_points,
     validate_points,
@@ -114,7 +115,7 @@ class RCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
     def _solve(self, X, chunks, report):
         """Covariances -> map; set the fitted attributes; warn."""
         X = X.astype(np.float64, copy=False)
-        n_components = self._n_components(X.shape[1])
+        n_components = check_n_components(self.n_components, X.shape[1])
         s = power_of_two_scale(X)
         C, S_t, _ = chunklet_covariances(X / s if s != 1.0 else X, chunks)
         L, n_deficient, rank = rca_components(C, S_t, n_components)
@@ -137,14 +138,6 @@ class RCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
         self.n_iter_ = 1
         report.finish("solved")
         return self
-
-
-    def _n_components(self, n_features):
-        n_components = n_features if self.n_components is None else self.n_components
-        if n_components > n_features:
-            raise ValueError(f"n_components={n_components} must be <= "
-                             f"n_features={n_features}.")
-        return n_components
 
 
 def _check_chunks(chunks):
@@ -254,7 +247,7 @@ class RCA_Supervised(RCA):
         self._check_preprocessor()
         X, y, (_, y_idx, counts) = validate_labelled_points(
             self, self._points(X), y, minus_one_note=True)
-        self._n_components(X.shape[1])
+        check_n_components(self.n_components, X.shape[1])
         capacity = int((counts // self.chunk_size).sum())
         if capacity == 0:
             raise ValueError(f"Every class has fewer than chunk_size="

@@ -29,11 +29,17 @@ def check_int(value, name, minimum):
 
 
 def check_n_components(n_components, n_features):
-    """Raise if ``n_components`` (None allowed) exceeds ``n_features``."""
-    if n_components is not None and n_components > n_features:
+    """The embedding dimension: ``n_components``, or ``n_features`` for None.
+
+    Raises a ``ValueError`` if ``n_components`` exceeds ``n_features``.
+    """
+    if n_components is None:
+        return n_features
+    if n_components > n_features:
         raise ValueError(
             f"n_components={n_components} must be <= n_features={n_features}."
         )
+    return n_components
 
 
 def check_bounds(bounds):
