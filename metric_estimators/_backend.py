@@ -225,6 +225,53 @@ FAMILIES = {
         "quadruplets, features", (10_000, 64),
         ("lsml._quad_form", "lsml.quadruplet_gradient", "lsml.quadruplet_residuals"),
         _RESULTS + "numpy_paths_threshold_gradient.md"),
+    # NCA's objective and gradient: (samples,).  Every evaluation is one
+    # n x n pass; below the limit a cold fit evaluates them with the twin,
+    # which costs less than loading numba and compiling the kernel (NCA's
+    # first fits on an empty cache: first_contact.md)
+    "nca": Family(
+        "samples", (2_999,),
+        ("nca.softmax_weights",),
+        _RESULTS + "first_contact.md"),
+}
+
+#: Options of a fit that have no twin: ``(family, option) -> why``.  A fit
+#: with such an option runs on the numba kernels whatever the mode and the
+#: size (:func:`choose_for`); a solver or an oracle given the twins for it
+#: refuses them (:func:`check_twin`) rather than mixing the paths.
+NO_TWIN = {
+    ("cycles", "oracle='shortest_path'"):
+        "the dense shortest-path search (shortest_paths.violated_paths, the "
+        "next-hop walk of a blocked Floyd-Warshall) has no twin",
+    ("cycles", "triangles_per_edge!=1"):
+        "several triangles per edge (triangle_oracle.violated_apexes) have no "
+        "twin",
+    ("cycles", "sparse"):
+        "a sparse D has no measured limit: its size is its edges, not the "
+        "nodes of the 'cycles' limit",
+    ("sparse_correlation_clustering", "search='full'"):
+        "the paths from scipy's predecessor matrix "
+        "(shortest_paths.paths_from_predecessors) have no twin",
+    ("sparse_correlation_clustering", "search='components'"):
+        "the searches by short-edge components "
+        "(sparse_graph.component_violated_cycles, short_edge_forest) have no "
+        "twin",
+}
+
+#: Settings whose value depends on the path: ``(family, setting) ->
+#: (value on the kernels, value on the twins, why)``.  The one place where
+#: a fit runs another algorithm on the twins than on the kernels;
+#: :func:`setting` answers for it and ``tests/test_backends.py`` pins every
+#: entry.
+ON_THE_TWINS = {
+    ("sparse_correlation_clustering", "search"): (
+        "components", "bounded",
+        "the LP's cycle oracle searches by short-edge components on the "
+        "kernels, which has no twin (NO_TWIN); the twins search per node "
+        "('bounded', the same bits as its kernel). Both find a most violated "
+        "inequality per violated edge when uncapped; capped, they stop at "
+        "different cycles, so the two paths' LP iterates differ within the "
+        "solver's tolerance, as the rounding order of any twin does"),
 }
 
 _NUMPY_PACKAGE = "metric_estimators._kernels.numpy"
@@ -355,3 +402,36 @@ def given_or_chosen(kernels, family, *size):
     may call alone.
     """
     return choose(family, *size) if kernels is None else kernels
+
+
+def choose_for(family, options, *size):
+    """:func:`choose`, or :data:`NUMBA` when an option of the fit has no twin.
+
+    ``options`` are the fit's options that :data:`NO_TWIN` may list for
+    ``family`` (strings such as ``"oracle='shortest_path'"``); one of them
+    listed means the numba kernels, in every mode and at every size.  Ask
+    once per fit, as :func:`choose`.
+    """
+    for option in options:
+        if (family, option) in NO_TWIN:
+            return NUMBA
+    return choose(family, *size)
+
+
+def check_twin(kernels, family, option):
+    """Raise ``ValueError`` when ``kernels`` are the twins and ``option`` has none.
+
+    The guard of a solver or an oracle built with an option of
+    :data:`NO_TWIN`: it runs on the kernels it is given, never on others.
+    """
+    reason = NO_TWIN[(family, option)]
+    if kernels.numpy:
+        raise ValueError(f"{option} has no numpy twin ({reason}): the fit "
+                         "must run on the numba kernels "
+                         "(metric_estimators._backend.choose_for).")
+
+
+def setting(kernels, family, name):
+    """The value of the setting ``name`` of a ``family`` fit on ``kernels`` (:data:`ON_THE_TWINS`)."""
+    on_kernels, on_twins, _ = ON_THE_TWINS[(family, name)]
+    return on_twins if kernels.numpy else on_kernels

@@ -9,13 +9,14 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
+from . import _backend
 from ._docstrings import fill_doc
 from ._problems.nca import nca_model, nca_objective
 from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
+from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._validation.parameters import check_n_components
 from ._validation.points import validate_labelled_points
 from .base import MahalanobisMixin
@@ -35,11 +36,12 @@ class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
     classifies correctly, ``sum_i sum_{j ~ i} p_ij`` with ``p_ij`` a softmax
     of ``-||L x_i - L x_j||^2`` over ``j != i``.  The initialisation and the
     L-BFGS-B solve are scikit-learn's
-    :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`; from 3000
-    samples on, the objective and gradient are evaluated by a faster kernel
-    (the same values up to round-off, about 3 times faster per evaluation;
-    :func:`metric_estimators._problems.nca.nca_loss_grad`), below by
-    scikit-learn (``components_`` then equals scikit-learn's).  This class
+    :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`; the
+    objective and gradient are evaluated by a faster kernel (the same
+    values up to round-off, so ``components_`` equals scikit-learn's to
+    round-off; :func:`metric_estimators._problems.nca.nca_loss_grad`), or
+    by its numpy twin on a small first fit (:mod:`metric_estimators._backend`,
+    family ``"nca"``).  This class
     adds the metric-learner face: metric-learn's parameters, ``preprocessor``,
     ``get_metric`` / ``pair_distance``, the objective per iteration and the
     shared verbose table and ConvergenceWarning.
@@ -155,7 +157,8 @@ class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
         model = nca_model(
             X, y_idx, n_components=self.n_components, init=init,
             max_iter=self.max_iter, tol=tol,
-            random_state=check_random_state(self.random_state))
+            random_state=check_random_state(self.random_state),
+            kernels=_backend.choose("nca", X.shape[0]))
         result = solve_nca(model, X, y_idx, nca_objective, report=report)
         self.components_ = result.components
         self.n_iter_ = result.n_iter

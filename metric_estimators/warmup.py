@@ -138,17 +138,19 @@ def _fits():
 
 def _nca_evaluation(X, y):
     """One evaluation of NCA's objective on the kernel that fits of many points use."""
+    from ._backend import NUMBA
     from ._problems.nca import nca_loss_grad
 
-    nca_loss_grad(np.eye(X.shape[1]), X, y.astype(np.int64))
+    nca_loss_grad(np.eye(X.shape[1]), X, y.astype(np.int64), kernels=NUMBA)
 
 
 def _per_node_searches(upper):
     """One call of the per-node (Dask workers') search on the edges of ``upper``."""
+    from ._backend import NUMBA
     from .solvers.oracles import SparseShortestPathOracle
 
     oracle = SparseShortestPathOracle(upper.shape[0], upper.row, upper.col,
-                                      search="bounded", cap=16)
+                                      search="bounded", cap=16, kernels=NUMBA)
     oracle(np.where(upper.data > 0, 0.0, 1.0), 0.0)
 
 

@@ -9,7 +9,7 @@ from scipy.optimize import check_grad
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
-from metric_estimators import NCA
+from metric_estimators import NCA, _backend
 from metric_estimators._problems.nca import nca_loss_grad
 
 
@@ -44,14 +44,13 @@ def test_components_equal_scikit_learns(iris, params):
                                atol=1e-6 * np.abs(theirs.components_).max())
 
 
-def test_kernel_path_follows_scikit_learns_run(iris, monkeypatch):
-    """With the fast evaluation forced on iris, the run is scikit-learn's up
-    to round-off."""
-    from metric_estimators._problems import nca as nca_problem
-
+@pytest.mark.parametrize("path", ["numpy", "numba"])
+def test_each_path_follows_scikit_learns_run(iris, path):
+    """On the numba kernel and on its twin, the run is scikit-learn's up to
+    round-off."""
     X, y = iris
-    monkeypatch.setattr(nca_problem, "KERNEL_MIN_SAMPLES", 0)
-    ours = NCA(random_state=0, n_components=2).fit(X, y)
+    with _backend.use(path):
+        ours = NCA(random_state=0, n_components=2).fit(X, y)
     theirs = NeighborhoodComponentsAnalysis(random_state=0, n_components=2,
                                             max_iter=100).fit(X, y)
     np.testing.assert_allclose(ours.components_, theirs.components_, rtol=1e-6,
@@ -66,7 +65,7 @@ def test_loss_and_gradient_equal_scikit_learns_and_finite_differences(iris, shap
     X, y = iris
     X, y = X[::2], y[::2]
     L = np.random.RandomState(0).randn(*shape)
-    loss, grad = nca_loss_grad(L, X, y.astype(np.int64))
+    loss, grad = nca_loss_grad(L, X, y.astype(np.int64), kernels=_backend.NUMBA)
     sk = NeighborhoodComponentsAnalysis()
     sk.n_iter_, sk.verbose = 1, 0
     sk_loss, sk_grad = sk._loss_grad_lbfgs(L.ravel(), X, y[:, None] == y[None, :])
@@ -76,7 +75,8 @@ def test_loss_and_gradient_equal_scikit_learns_and_finite_differences(iris, shap
     assert np.isclose(loss, reference_objective(L, X, y), rtol=1e-10)
     err = check_grad(lambda v: reference_objective(v.reshape(shape), X, y),
                      lambda v: nca_loss_grad(v.reshape(shape), X,
-                                             y.astype(np.int64))[1].ravel(),
+                                             y.astype(np.int64),
+                                             kernels=_backend.NUMBA)[1].ravel(),
                      L.ravel(), epsilon=1e-6)
     assert err < 1e-4 * np.linalg.norm(grad)
 
