@@ -1,21 +1,41 @@
-"""First contact: one estimator's first fit in this fresh process, and its warm fits.
+"""The one first-fit worker: an estimator's first fit in this fresh process, and its warm fits.
 
 Job: ``{"dataset": <case>, "impl": "ours", "params": {"cache": "empty" | "warm",
-"kernels": bool}}`` where ``<case>`` is a key of :data:`CASES` (an estimator
-on a small problem: a bundled scikit-learn data set or a small generated
-matrix / graph). ``<case>`` may also be ``"warmup"``: the process then does what ``python -m
-metric_estimators.warmup`` does and reports its CPU time (``process_cpu``)
-and the specialisations compiled (``cache_misses``). The numba cache
-directory is the runner's business
-(``NUMBA_CACHE_DIR`` in the environment); ``cache`` only labels the row.
+"kernels": bool, "mode": "auto" | "numpy" | "numba", "warm": int, "family": str,
+"size": [int, ...]}}`` (every parameter but ``cache`` optional) where
+``<case>`` is
+
+* a key of :data:`CASES` or :data:`EXTRA_CASES`: an estimator on a small
+  problem (a bundled scikit-learn data set or a small generated matrix /
+  graph);
+* ``"cliff-<family>"`` with ``family`` a key of
+  ``metric_estimators._backend.FAMILIES`` listed in :data:`CLIFF_FAMILIES`
+  and ``size`` that family's size (one number per component, in the order
+  of its ``Family.size``): the public estimator of :data:`CLIFF_FAMILIES`
+  on generated data of that size (:func:`cliff_case`; the command picks
+  sizes above the family's limit, :func:`cliff_sizes`);
+* ``"warmup"``: the process then does what ``python -m
+  metric_estimators.warmup`` does and reports its CPU time (``process_cpu``)
+  and the specialisations compiled (``cache_misses``).
+
+The numba cache directory is the caller's business: ``NUMBA_CACHE_DIR`` in
+the environment, or the job's ``numba_cache_dir`` (set here before anything
+imports numba; a shared directory gives "warm installation" rows); ``cache``
+only labels the row.  ``mode`` sets ``METRIC_ESTIMATORS_BACKEND`` (the
+package's public switch between its numba kernels and their numpy twins)
+before the package is imported; absent, the environment's is kept.
 
 The worker times, from its own start: importing the package and making the
 data (``import_wall`` / ``import_cpu``), the first fit (``first_fit_wall`` /
-``first_fit_cpu``), then up to three more fits in the same process (fewer
-once they took 10 s; the best is ``warm_fit_wall`` / ``warm_fit_cpu``). ``process_cpu`` is the CPU time of the
-whole process (interpreter start included, every thread) at the end of the
-first fit, from ``getrusage``.  With ``kernels``, every numba compilation
-during the first fit is recorded through numba's ``numba:compile`` event: per kernel the number of
+``first_fit_cpu``), then up to ``warm`` (default 3) more fits in the same
+process (fewer once they took 10 s; the best is ``warm_fit_wall`` /
+``warm_fit_cpu``). ``process_cpu`` is the CPU time of the whole process
+(interpreter start included, every thread, not its children) at the end of
+the first fit, from ``getrusage(RUSAGE_SELF)``; ``process_wall`` the wall
+time since the process started (Linux, from ``/proc``), at the same moment.
+``numba_loaded`` says whether numba was imported by then.  With
+``kernels``, every numba compilation during the first fit is recorded
+through numba's ``numba:compile`` event: per kernel the number of
 specialisations compiled and the seconds they took, inclusive (with the
 kernels it compiled on the way) and exclusive (``kernels``), and the totals
 (``compile_s``: the sum of the exclusive times; ``cache_hits`` /
@@ -26,6 +46,8 @@ its rows' import figures are not those of a user's first contact.
 
 from __future__ import annotations
 
+import math
+import os
 import resource
 import sys
 import time
@@ -108,10 +130,132 @@ def _pairs(X, y, n_pairs=300, seed=0):
             np.where(y[i[keep]] == y[j[keep]], 1, -1))
 
 
-def _case(name):
+def _classification(n, d, seed=0):
+    """``make_classification``: ``n`` points, ``d`` features (up to 10 informative), 3 classes."""
+    from sklearn.datasets import make_classification
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = make_classification(n_samples=n, n_features=d, n_informative=min(d, 10),
+                               n_redundant=0, n_classes=3, random_state=seed)
+    return StandardScaler().fit_transform(X), y
+
+
+def _listed_pairs(n_pairs, d, seed=0):
+    """``n_pairs`` distinct labelled pairs of ``make_classification`` points (ITML's input)."""
+    import numpy as np
+
+    X, y = _classification(max(200, int(math.isqrt(4 * n_pairs)) + 2), d, seed)
+    rng = np.random.RandomState(seed)
+    chosen = set()
+    while len(chosen) < n_pairs:
+        i, j = rng.randint(0, len(X), (2, 2 * n_pairs))
+        for a, b in zip(i.tolist(), j.tolist()):
+            if a != b and len(chosen) < n_pairs:
+                chosen.add((min(a, b), max(a, b)))
+    i, j = np.array(sorted(chosen)).T
+    return np.stack([X[i], X[j]], axis=1), np.where(y[i] == y[j], 1, -1)
+
+
+def _points_for_pairs(n_pairs):
+    """The fewest points whose pairs number at least ``n_pairs``."""
+    n = int((1 + math.isqrt(1 + 8 * n_pairs)) // 2)
+    while n * (n - 1) // 2 < n_pairs:
+        n += 1
+    return n
+
+
+#: family of ``metric_estimators._backend.FAMILIES`` -> (the public estimator
+#: whose fit asks for that family, what the data are, the components after
+#: the first of a cliff case's size, each capped at the family's limit)
+CLIFF_FAMILIES = {
+    "logdet_listed": ("ITML", "listed labelled pairs of make_classification points", (30,)),
+    "logdet_all_pairs": ("ProjectAndForget", "make_classification points, all labelled pairs",
+                         (13,)),
+    "cycles": ("MetricNearness", "noisy Euclidean distances", ()),
+    "correlation_clustering": ("CorrelationClustering", "dense signed complete graph", ()),
+    "sparse_correlation_clustering": ("CorrelationClustering",
+                                      "sparse signed graph, ~8 edges per node", ()),
+    "lmnn": ("LMNN", "make_classification, 3 classes", (30,)),
+    "mlkr": ("MLKR", "make_friedman1, 10 features", ()),
+    "scml": ("SCML_Supervised", "make_classification, 3 classes", (30,)),
+    "ordinal": ("LODML", "make_ordinal, 5 levels", (10,)),
+    "lsml": ("LSML_Supervised", "make_classification (2,000 points), 3 classes", (30,)),
+    "neighbours": ("OMDML", "make_ordinal, 5 levels", ()),
+}
+
+#: the scales of a cliff case: label -> the first component of its size
+#: from the family's limit (just above it, twice and four times it)
+CLIFF_SCALES = {"above": lambda limit: int(limit) + 1,
+                "2x": lambda limit: int(2 * limit),
+                "4x": lambda limit: int(4 * limit)}
+
+
+def cliff_sizes(family, limits):
+    """``[(scale label, size), ...]`` of ``family`` for its ``limits`` (``Family.limits``).
+
+    The first component is scaled (:data:`CLIFF_SCALES`); the others are
+    the values of :data:`CLIFF_FAMILIES`, each at most its limit.
+    """
+    others = CLIFF_FAMILIES[family][2]
+    if len(others) != len(limits) - 1:
+        raise ValueError(f"{family}: {len(limits)} limits, {len(others) + 1} size components")
+    rest = [int(min(v, lim)) for v, lim in zip(others, limits[1:])]
+    return [(label, [scale(limits[0]), *rest]) for label, scale in CLIFF_SCALES.items()]
+
+
+def cliff_case(family, size):
+    """``(estimator, fit arguments, the size the fit sees)`` of a cliff case."""
+    import metric_estimators as me
+
+    first, rest = int(size[0]), [int(v) for v in size[1:]]
+    if family == "logdet_listed":
+        return me.ITML(random_state=0), _listed_pairs(first, rest[0]), [first, rest[0]]
+    if family == "logdet_all_pairs":
+        n = _points_for_pairs(first)
+        return (me.ProjectAndForget(random_state=0), _classification(n, rest[0]),
+                [n * (n - 1) // 2, rest[0]])
+    if family == "cycles":
+        return me.MetricNearness(), (_noisy_distances(first),), [first]
+    if family == "correlation_clustering":
+        return me.CorrelationClustering(random_state=0), (_signed_graph(first),), [first]
+    if family == "sparse_correlation_clustering":
+        return (me.CorrelationClustering(random_state=0), (_sparse_signed_graph(first),),
+                [first])
+    if family in ("lmnn", "scml"):
+        cls = me.LMNN if family == "lmnn" else me.SCML_Supervised
+        return cls(random_state=0), _classification(first, rest[0]), [first, rest[0]]
+    if family == "mlkr":
+        from sklearn.datasets import make_friedman1
+        from sklearn.preprocessing import StandardScaler
+
+        X, t = make_friedman1(n_samples=first, n_features=10, noise=1.0, random_state=0)
+        return me.MLKR(random_state=0), (StandardScaler().fit_transform(X), t), [first]
+    if family in ("ordinal", "neighbours"):
+        from metric_estimators.ranking import make_ordinal
+
+        d = rest[0] if rest else 10
+        X, y = make_ordinal(n_samples=first, n_informative=3, n_noise=d - 3, n_levels=5,
+                            random_state=0)
+        est = me.LODML(random_state=0) if family == "ordinal" else me.OMDML()
+        return est, (X, y), [first, d] if rest else [first]
+    if family == "lsml":
+        return (me.LSML_Supervised(n_constraints=first, random_state=0),
+                _classification(2000, rest[0]), [first, rest[0]])
+    raise ValueError(f"no cliff case for family {family!r}")
+
+
+def _case(name, params=None):
     """``(estimator, fit arguments)`` of one case, built in this process."""
     import metric_estimators as me
 
+    if name.startswith("cliff-"):
+        estimator, args, _ = cliff_case(name[len("cliff-"):], (params or {})["size"])
+        return estimator, args
+    if name in ("ITML_Supervised-iris", "ProjectAndForget-iris"):
+        cls = me.ITML_Supervised if name.startswith("ITML") else me.ProjectAndForget
+        return cls(random_state=0), _scaled("load_iris")
+    if name == "ProjectAndForget-200x13":
+        return me.ProjectAndForget(random_state=0), _classification(200, 13)
     if name == "CorrelationClustering-dense":
         return me.CorrelationClustering(random_state=0), (_signed_graph(),)
     if name == "CorrelationClustering-sparse":
@@ -169,6 +313,9 @@ CASES = {
 #: further cases, run only when named with ``--cases``
 EXTRA_CASES = {
     "CorrelationClustering-sparse-2000": "the same generator, 2,000 nodes (numba graph kernels)",
+    "ITML_Supervised-iris": "iris (150 x 4), standardised",
+    "ProjectAndForget-iris": "iris (150 x 4), standardised",
+    "ProjectAndForget-200x13": "make_classification, 200 x 13, 3 classes (19,900 pairs)",
 }
 
 
@@ -247,25 +394,54 @@ def _warm_up() -> dict:
             "cache_hits": sum(h for h, _ in stats.values())}
 
 
+def _process_wall():
+    """Seconds since this process started (Linux ``/proc``), or None elsewhere."""
+    try:
+        with open("/proc/self/stat") as fh:
+            start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fh:
+            uptime = float(fh.read().split()[0])
+        return round(uptime - start_ticks / os.sysconf("SC_CLK_TCK"), 2)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _environment(job: dict) -> None:
+    """The job's numba cache directory and backend mode, before anything imports them."""
+    if job.get("numba_cache_dir"):
+        os.environ["NUMBA_CACHE_DIR"] = str(job["numba_cache_dir"])
+    mode = job["params"].get("mode")
+    if mode:
+        os.environ["METRIC_ESTIMATORS_BACKEND"] = mode
+
+
 def run(job: dict) -> dict:
     """Import, build the case, fit once (recording compilations), then fit warm."""
+    _environment(job)
     if job["dataset"] == WARMUP:
         return _warm_up()
+    params = job["params"]
     t0, c0 = time.perf_counter(), time.process_time()
     recorder = _CompileRecorder()
-    if job["params"].get("kernels"):
+    if params.get("kernels"):
         _install(recorder)  # imports numba, which the package may not need: not timed
         t0, c0 = time.perf_counter(), time.process_time()
     warnings.simplefilter("ignore")
-    estimator, args = _case(job["dataset"])
+    fit_size = None
+    if job["dataset"].startswith("cliff-"):
+        estimator, args, fit_size = cliff_case(job["dataset"][len("cliff-"):], params["size"])
+    else:
+        estimator, args = _case(job["dataset"], params)
     t1, c1 = time.perf_counter(), time.process_time()
     estimator.fit(*args)
     t2, c2 = time.perf_counter(), time.process_time()
-    process_cpu = _cpu()
-    hits, misses = _cache_stats()
+    process_cpu, process_wall = _cpu(), _process_wall()
+    numba_loaded = "numba" in sys.modules
+    hits, misses = _cache_stats() if numba_loaded else (0, 0)
     warm = []
-    n_warm = 0 if job["params"].get("kernels") else 3  # the kernel table needs none
-    while len(warm) < n_warm and sum(w for w, _ in warm) < 10.0:  # slow fits: fewer
+    # the kernel table needs no warm fits; slow fits: fewer
+    n_warm = 0 if params.get("kernels") else int(params.get("warm", 3))
+    while len(warm) < n_warm and sum(w for w, _ in warm) < 10.0:
         s, sc = time.perf_counter(), time.process_time()
         estimator.fit(*args)
         warm.append((time.perf_counter() - s, time.process_time() - sc))
@@ -274,7 +450,9 @@ def run(job: dict) -> dict:
                                   key=lambda kv: -kv[1]["exclusive_s"])}
     return {"import_wall": t1 - t0, "import_cpu": c1 - c0,
             "first_fit_wall": t2 - t1, "first_fit_cpu": c2 - c1,
-            "process_cpu": process_cpu,
+            "process_cpu": process_cpu, "process_wall": process_wall,
+            "numba_loaded": numba_loaded, "fit_size": fit_size,
+            "n_iter": getattr(estimator, "n_iter_", None),
             "warm_fit_wall": min((w for w, _ in warm), default=None),
             "warm_fit_cpu": min((c for _, c in warm), default=None),
             "compile_s": round(sum(k["exclusive_s"] for k in kernels.values()), 3),
