@@ -22,7 +22,6 @@ import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from . import _backend
 from ._problems.correlation_clustering import (
@@ -31,6 +30,7 @@ from ._problems.correlation_clustering import (
 )
 from ._problems.sparse_correlation_clustering import SparseSignedGraph
 from ._reporting import Column, FitReport, convergence_warning
+from ._sklearn_private import HasMethods, Interval, StrOptions, _fit_context
 from ._validation.matrices import (
     check_signed_graph_has_negative,
     check_sparse_signed_graph,
@@ -321,6 +321,7 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         self.verbose = verbose
         self.client = client
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, A, y=None):
         """Solve the LP relaxation for the signed graph ``A`` and round it.
 
@@ -335,7 +336,6 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         self
         """
         report = FitReport(self, CC_COLUMNS, verbose=self.verbose)
-        self._validate_params()
         is_sparse = sparse.issparse(A)
         A = (check_sparse_signed_graph(A) if is_sparse else
              check_symmetric_matrix(A, "A", zero_diagonal=True))
@@ -370,13 +370,15 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         Dense: the exact short-edge triangle search.  Sparse: one
         shortest-path search per component of the zero-length edges, blocks
         of them on threads or Dask workers; it has no numpy twin: on the
-        twins (small graphs), one search per node, in Python.
+        twins (small graphs), one search per node, in Python (the backend's
+        table :data:`metric_estimators._backend.ON_THE_TWINS`).
         """
         if isinstance(graph, DenseSignedGraph):
             return ShortEdgeTriangleOracle(graph.n, kernels=kernels)
         return SparseShortestPathOracle(
             graph.n, graph.rows, graph.cols, client=self.client,
-            search="bounded" if kernels.numpy else "components",
+            search=_backend.setting(kernels, "sparse_correlation_clustering",
+                                    "search"),
             cap=SEARCH_CAP, growth=SEARCH_GROWTH, switch=SEARCH_SWITCH,
             stall_objective=lp.lp_objective, stall_rtol=SEARCH_STALL,
             kernels=kernels)

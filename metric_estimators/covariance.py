@@ -8,11 +8,11 @@ from numbers import Real
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from ._linalg import power_of_two_scale
 from ._reporting import FitReport
+from ._sklearn_private import Interval, _fit_context
 from ._validation.points import validate_points
 from .base import MahalanobisMixin
 

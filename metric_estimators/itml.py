@@ -45,15 +45,15 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from . import _backend
 from ._docstrings import fill_doc
 from ._linalg import power_of_two_scale
 from ._problems.logdet import default_bounds, prior_matrix
 from ._reporting import FitReport, convergence_warning
+from ._sklearn_private import Interval, Options, StrOptions, _fit_context
 from ._tuple_classifiers import PairsClassifierMixin
 from ._validation import (
     check_bounds,

@@ -9,13 +9,13 @@ import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from ._docstrings import fill_doc
 from ._linalg import power_of_two_scale
 from ._problems.lfda import lfda_directions, local_scatter
 from ._reporting import FitReport
+from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._validation.parameters import check_n_components
 from ._validation.points import validate_labelled_points
 from .base import MahalanobisMixin

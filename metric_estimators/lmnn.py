@@ -15,14 +15,14 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _backend
 from ._linalg import initialize_components, power_of_two_scale
 from ._problems.lmnn import LMNNObjective, SampledLMNNObjective, find_target_neighbors
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
+from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._threads import one_blas_thread
 from ._validation import (
     check_init,

@@ -33,15 +33,15 @@ from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _backend
 from ._docstrings import fill_doc
 from ._problems.logdet import prior_matrix
 from ._problems.lsml import QuadrupletResidualProblem, check_quadruplet_weights
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
+from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._threads import one_blas_thread
 from ._tuple_classifiers import QuadrupletsClassifierMixin
 from ._validation import (

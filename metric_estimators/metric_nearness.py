@@ -15,13 +15,13 @@ import warnings
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from . import _backend
 from ._linalg import power_of_two_scale
 from ._problems.edges import CompleteGraphEdges, SparseGraphEdges
 from ._problems.metric_nearness import NearnessObjective
 from ._reporting import FitReport, convergence_warning
+from ._sklearn_private import HasMethods, Interval, StrOptions, _fit_context
 from ._validation.matrices import (
     check_sparse_edge_weights,
     check_symmetric_matrix,
@@ -210,6 +210,7 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
         self.verbose = verbose
         self.client = client
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, D, y=None, sample_weight=None):
         """Compute the nearest metric to ``D``.
 
@@ -232,7 +233,6 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
         self
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
-        self._validate_params()
         # signed D is fine for L2 (the triangle inequalities over distinct
         # triples imply M >= 0); KL checks positivity itself (_check_kl)
         D = check_symmetric_matrix(D, "D", accept_sparse=True,
@@ -240,11 +240,10 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
                                    diagonal_hint=_SIMILARITY_HINT)
         is_sparse = sparse.issparse(D)
         self._check_triangles_per_edge(is_sparse)
-        # the kernels of the whole fit, chosen once; the shortest-path
-        # oracles and several triangles per edge have no numpy twin
-        kernels = (_backend.choose("cycles", D.shape[0])
-                   if not is_sparse and self.oracle == "triangle"
-                   and self.triangles_per_edge == 1 else _backend.NUMBA)
+        # the kernels of the whole fit, chosen once (the options without a
+        # twin are the backend's table, _backend.NO_TWIN)
+        kernels = _backend.choose_for("cycles", self._options(is_sparse),
+                                      D.shape[0])
         edges = (SparseGraphEdges(D) if is_sparse
                  else CompleteGraphEdges(D, kernels))
         we = self._edge_weights(sample_weight, D, edges)
@@ -271,6 +270,14 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
         self._store(res, edges, scale, unit, report)
         self.n_features_in_ = D.shape[0]
         return self
+
+    def _options(self, is_sparse):
+        """The options of this fit that :data:`metric_estimators._backend.NO_TWIN` may list."""
+        if is_sparse:
+            return ("sparse",)
+        return (f"oracle={self.oracle!r}",
+                "triangles_per_edge!=1" if self.triangles_per_edge != 1
+                else "triangles_per_edge=1")
 
     def _check_triangles_per_edge(self, is_sparse):
         if self.triangles_per_edge != 1 and (is_sparse
@@ -305,7 +312,8 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
         if isinstance(edges, SparseGraphEdges):
             return (SparseShortestPathOracle(n, edges.rows, edges.cols,
                                              client=self.client,
-                                             search="bounded"),
+                                             search="bounded",
+                                             kernels=kernels),
                     ORACLE_PASS_RATIO * 20.0 * n * max(edges.values.size, 1),
                     0.0)
         oracle = (DenseTriangleOracle(n, apexes=self.triangles_per_edge,

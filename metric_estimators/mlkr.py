@@ -12,15 +12,15 @@ learned with ``L`` (the scale of ``L`` is free).
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _backend
 from ._linalg import initialize_components
 from ._problems.mlkr import MLKRObjective
 from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
+from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._threads import one_blas_thread
 from ._validation.matrices import check_init
 from ._validation.parameters import check_n_components

@@ -46,14 +46,14 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import fill_doc
 from ._problems.logdet import covariance_pseudo_inverse, prior_matrix
 from ._problems.mmc import RIDGE, MMCDiagonalProblem, MMCFullProblem, MMCPathProblem
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
+from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._threads import one_blas_thread
 from ._tuple_classifiers import PairsClassifierMixin
 from ._validation import check_prior, validate_labelled_points

@@ -24,15 +24,15 @@ import warnings
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _backend
 from ._linalg import power_of_two_scale
 from ._problems.label_mds import classical_mds, label_embedding, ordinal_triplets
 from ._problems.ordinal import LODMLProblem, OMDMLProblem
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
+from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._validation import check_n_components, validate_ordered_points
 from .base import MahalanobisMixin
 from .solvers.lbfgs import lbfgs

@@ -51,9 +51,8 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from . import _backend
 from ._docstrings import fill_doc
@@ -64,6 +63,7 @@ from ._problems.logdet import (
     prior_matrix,
 )
 from ._reporting import FitReport, convergence_warning
+from ._sklearn_private import Interval, Options, StrOptions, _fit_context
 from ._validation import (
     check_bounds,
     check_prior,

@@ -8,14 +8,14 @@ import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import fill_doc
 from ._linalg import power_of_two_scale
 from ._problems.rca import chunklet_covariances, rca_components
 from ._reporting import FitReport
+from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._validation import (
     check_n_components,
     renamed_parameter,

@@ -46,9 +46,8 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _backend
 from ._docstrings import fill_doc
@@ -61,6 +60,7 @@ from ._problems.scml import (
     unique_points,
 )
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
+from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._tuple_classifiers import TripletsClassifierMixin
 from ._validation import (
     check_no_tuple_labels,

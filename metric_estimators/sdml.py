@@ -34,11 +34,10 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.covariance import graphical_lasso
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._docstrings import fill_doc
 from ._problems.logdet import prior_matrix
@@ -49,6 +48,7 @@ from ._problems.sdml import (
     shift_to_pd,
 )
 from ._reporting import ITERATION, OBJECTIVE, Column, FitReport, convergence_warning
+from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._tuple_classifiers import PairsClassifierMixin
 from ._validation import check_prior, validate_labelled_points
 from .base import MahalanobisMixin, components_from_matrix

@@ -16,7 +16,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.utils import check_array
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _num_samples, validate_data
+from sklearn.utils.validation import validate_data
 
 from .text import for_message
 
@@ -32,6 +32,16 @@ __all__ = [
 # this many levels with fewer than _MIN_PER_LEVEL samples per level on average
 _MAX_PLAIN_LEVELS = 10
 _MIN_PER_LEVEL = 5
+
+
+def _n_rows(v):
+    """Rows of an array, data frame or sequence (TypeError for a scalar or an object)."""
+    shape = getattr(v, "shape", None)
+    if shape is not None:
+        if len(shape) == 0:
+            raise TypeError("a scalar has no rows")
+        return int(shape[0])
+    return len(v)
 
 
 def validate_points(estimator, X, y="no_validation", *, reset=True, **kwargs):
@@ -58,7 +68,7 @@ def validate_points(estimator, X, y="no_validation", *, reset=True, **kwargs):
             )
     if has_y:
         try:
-            n_x, n_y = _num_samples(X), _num_samples(y)
+            n_x, n_y = _n_rows(X), _n_rows(y)
         except TypeError:
             n_x = n_y = None
         if n_x is not None and n_x != n_y:
