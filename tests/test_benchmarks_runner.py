@@ -348,3 +348,31 @@ def test_panel_summarises_the_push_weight_ablation():
     assert "higher than the default's on 1, lower on 0 (mean +0.0200)" in line
     assert "median +20.0 %, more than 10 % slower on 1 (digits)" in line
     assert "below PyLMNN's on 0 of 1 (the default: 1)" in line
+
+
+def test_first_contact_cliff_cases_follow_the_families_limits():
+    from benchmarks import bench_first_contact as bench
+    from benchmarks.workers.first_contact import CLIFF_FAMILIES, cliff_sizes
+    from metric_estimators._backend import FAMILIES
+
+    # every family whose cliff is measured exists, with as many size components
+    for family in CLIFF_FAMILIES:
+        sizes = dict(cliff_sizes(family, FAMILIES[family].limits))
+        assert len(sizes["above"]) == len(FAMILIES[family].limits)
+    # the first component scaled, the others capped at their limits
+    assert cliff_sizes("lmnn", (100, 20)) == [("above", [101, 20]), ("2x", [200, 20]),
+                                              ("4x", [400, 20])]
+    limits = {family: (10,) + (8,) * len(CLIFF_FAMILIES[family][2])
+              for family in CLIFF_FAMILIES}
+    cases = bench.select_cases("cliff", limits=limits)
+    assert len(cases) == 3 * len(CLIFF_FAMILIES)
+    assert all(p["size"][0] in (11, 20, 40) and p["limit"][0] == 10 for _, p in cases)
+    assert bench.select_cases("cliff-cycles", scales={"2x"}, limits=limits) == [
+        ("cliff-cycles", {"family": "cycles", "scale": "2x", "size": [20], "limit": [10]})]
+    assert [c for c, _ in bench.select_cases("classic")] == list(bench.CASES)
+    row = _row("cliff-cycles", "ours", {"cache": "empty", **cases[6][1]}, process_cpu=5.5,
+               process_wall=7.0, fit_size=[11], cache_misses=4)
+    text = bench.render([row, {**row, "params": {**row["params"], "cache": "warm"},
+                               "process_cpu": 1.0}], "s")
+    assert "| cycles | MetricNearness | above | 11 | 10 | 5.50 | 7.0 | **not met** | 4 | 1.00" \
+        in text
