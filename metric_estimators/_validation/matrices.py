@@ -143,6 +143,7 @@ def check_symmetric_matrix(M, name, size=None, *, like=None,
                                        zero_diagonal=zero_diagonal,
                                        diagonal_hint=diagonal_hint)
     arr = check_square_matrix(M, name, size, like=like)
+    _check_not_empty(arr.shape, name)
     if zero_diagonal and np.any(np.diag(arr) != 0):
         _raise_nonzero_diagonal(name, np.diag(arr), diagonal_hint)
     if nonnegative and arr.size and arr.min() < 0:
@@ -155,9 +156,26 @@ def check_symmetric_matrix(M, name, size=None, *, like=None,
                          "(a zero weight leaves the entry free and the problem "
                          "without a unique solution).")
     scale = max(np.abs(arr).max() if arr.size else 0.0, np.finfo(float).tiny)
-    if not np.allclose(arr, arr.T, rtol=rtol, atol=1e-10 * scale):
-        raise ValueError(f"{name} must be symmetric.")
+    differ = ~np.isclose(arr, arr.T, rtol=rtol, atol=1e-10 * scale)
+    if differ.any():
+        gap = np.where(differ, np.abs(arr - arr.T), -1.0)
+        i, j = np.unravel_index(int(np.argmax(gap)), gap.shape)
+        n_pairs = int(np.count_nonzero(np.triu(differ, 1)))
+        raise ValueError(
+            f"{name} must be symmetric: {name}[{i}, {j}] = {arr[i, j]:.6g} but "
+            f"{name}[{j}, {i}] = {arr[j, i]:.6g} (the largest difference; "
+            f"{n_pairs} pair(s) i < j differ). For a matrix that is symmetric "
+            f"up to round-off, pass ({name} + {name}.T) / 2.")
     return (arr + arr.T) / 2
+
+
+def _check_not_empty(shape, name):
+    """A (0, 0) matrix has no entry to fit: say so, in scikit-learn's words."""
+    if shape[0] == 0:
+        raise ValueError(
+            f"{name} is empty: found array with 0 sample(s) (shape={shape}) "
+            f"while a minimum of 1 is required; {name} must be a square "
+            "matrix with at least one row.")
 
 
 def _raise_nonzero_diagonal(name, diagonal, hint):
@@ -176,6 +194,7 @@ def _check_symmetric_sparse(M, name, *, nonnegative, zero_diagonal,
     M.sum_duplicates()
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
         raise ValueError(f"{name} must be a square matrix, got shape {M.shape}.")
+    _check_not_empty(M.shape, name)
     if not np.all(np.isfinite(M.data)):
         raise ValueError(f"{name} contains NaN or infinity.")
     if zero_diagonal and np.any(M.diagonal() != 0):
