@@ -23,8 +23,9 @@ __all__ = ["TINY_BLAS_WORK", "one_blas_thread", "ordered_map", "usable_cpus"]
 #: multiply-adds of the fit's typical product below which no limit is set
 TINY_BLAS_WORK = 1e4
 
-# One controller per process: building it scans every loaded library (about
-# 2 ms at each fit otherwise); its limit() only sets and restores the
+# One controller per process: building it scans every loaded library (a
+# cost at each fit otherwise; measured: benchmarks/README.md, *Measurements
+# behind choices in the code*); its limit() only sets and restores the
 # thread counts.  BLAS libraries loaded after the first limited fit are not
 # seen by it (numpy's and scipy's are loaded before any fit).
 _CONTROLLER = []

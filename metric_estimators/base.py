@@ -364,9 +364,10 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, BaseMetricLearner):
         returned.
 
         Cost: it is called once per pair of points from Python, so
-        ``KNeighborsClassifier(metric=est.get_metric())`` is about 100 times
-        slower than a k-NN on ``est.transform(X)`` (the same distances; 7.6 s
-        against 0.065 s on digits).  Prefer a Pipeline of this estimator and
+        ``KNeighborsClassifier(metric=est.get_metric())`` is orders of
+        magnitude slower than a k-NN on ``est.transform(X)`` (the same
+        distances; measured in benchmarks/README.md, *Measurements behind
+        choices in the code*).  Prefer a Pipeline of this estimator and
         a k-NN, or ``KNeighborsClassifier(**est.get_knn_params())``
         (``metric="mahalanobis", metric_params={"VI": M}``, see
         :meth:`get_knn_params`).

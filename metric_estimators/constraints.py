@@ -52,8 +52,10 @@ def _sample_distinct(rng, total, size):
     """``size`` distinct integers drawn uniformly from ``range(total)``, sorted.
 
     ``RandomState.choice(total, size, replace=False)`` permutes the whole
-    population (O(total) time and memory: 0.13 s for digits' 790 000
-    different-class pairs); when ``size`` is a small fraction of ``total``,
+    population (O(total) time and memory, noticeable on the different-class
+    pairs of a data set of a few thousand points; measured in
+    benchmarks/README.md, *Measurements behind choices in the code*); when
+    ``size`` is a small fraction of ``total``,
     draw with replacement and keep the first occurrence of each value until
     ``size`` distinct values are collected (the result is a uniform random
     subset either way).

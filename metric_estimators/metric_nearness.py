@@ -46,8 +46,9 @@ _SETTLE = 0.05
 # with triangles_per_edge != 1: the edges violated by more than _APEX_DEPTH
 # times the call's largest violation contribute the triangles violated by
 # more than _APEX_REL times the edge's own largest violation (the others
-# their most violated one); on type 2 instances at n = 1000 depth 0.5 keeps
-# the peak memory at 0.5 GB against 2.6 GB for every violated edge
+# their most violated one); a depth bounds the memory of the remembered
+# triangles, which every violated edge contributing would multiply
+# (measured: benchmarks/README.md, *Measurements behind choices in the code*)
 _APEX_REL = 0.5
 _APEX_DEPTH = 0.5
 
@@ -114,9 +115,9 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
         oracle of Sonthalia & Gilbert.  ``"triangle"``: the most violated
         triangle of every violated edge (a min-plus square, no path
         recovery); on a complete graph the triangles describe the same
-        polytope, and on our benchmarks this is 2x faster on ``|N(0, 1)|``
-        data and far faster on 0/1 data, whose many zero distances make
-        shortest paths long (see ``benchmarks/results/metric_nearness.md``).
+        polytope, and it is faster, by far on 0/1 data, whose many zero
+        distances make shortest paths long (measured in
+        ``benchmarks/README.md``, *Measurements behind choices in the code*).
         Sparse graphs always use Dijkstra shortest paths.
     triangles_per_edge : int, default=1
         Triangle oracle only: how many violated triangles each violated edge

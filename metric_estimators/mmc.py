@@ -70,8 +70,8 @@ __all__ = ["MMC", "MMC_Supervised"]
 _GAP = Column("Gap", ".3e")
 # Below this n_pairs * n_features^2 (and from _threads.TINY_BLAS_WORK on),
 # BLAS runs single-threaded: its threads do not pay off on products of this
-# size and, on busy cores, spinning threads made the digits fit 10-20 times
-# slower (measured: 11 s -> 0.6 s).
+# size and, on busy cores, spinning threads make the fit many times slower
+# (measured: benchmarks/README.md, *Measurements behind choices in the code*).
 _LARGE_BLAS = 5e7
 _STEP = Column("Step", ".3e")
 #: default number of projected-gradient steps (``solver='projected_gradient'``,

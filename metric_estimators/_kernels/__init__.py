@@ -20,7 +20,9 @@ compiles slowly (measured by ``benchmarks/bench_first_contact.py --kernels``):
   results.
 * Copying an array into an array slice (``a[:k] = b``, ``out[i] = row``)
   makes numba compile its shape-mismatch error message (string formatting,
-  about 2 s of CPU once per process); kernels copy with element loops.
+  seconds of CPU once per process; measured: benchmarks/README.md,
+  *Measurements behind choices in the code*); kernels copy with element
+  loops.
 * One signature per kernel: callers pass the dtypes and layouts the kernel
   documents, so that no second specialisation compiles.
 """

@@ -39,8 +39,8 @@ def quadruplet_residuals(V, U, M, weights, coef_v, coef_u):
     the square root is not differentiable, has a zero difference vector
     or lies in the null space of ``M`` and contributes 0).  Serial: the
     quadruplet sets of LSML are small (thousands), and a parallel kernel's
-    thread-pool start-up (about 0.3 s, seconds on a busy machine) would
-    cost more than it saves.
+    thread-pool start-up would cost more than it saves (measured:
+    benchmarks/README.md, *Measurements behind choices in the code*).
     """
     n = V.shape[0]
     loss = np.empty(n)

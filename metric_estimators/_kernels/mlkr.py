@@ -67,7 +67,7 @@ def mlkr_block(G, sq, y, start, yhat, rsum, want_grad):
             t = m - row[j]
             # exp underflows to exactly 0.0 far before this; skipping the call
             # gives the same bits, and a large learned metric puts most pairs
-            # there (MLKR on diabetes: 85 % of them, 2.5 x the time per pass)
+            # there (measured: benchmarks/README.md, *Measurements behind choices in the code*)
             e = np.exp(t) if t > EXP_ZERO else 0.0
             row[j] = e
             tot += e

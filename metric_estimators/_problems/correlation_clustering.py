@@ -315,8 +315,9 @@ class WeightedCorrelationLP:
             self._full_next = False
             act = self.active
             # The sorted distinct pair indices, by a mask over the pairs:
-            # numpy >= 2.3's hash-based np.unique took ~1.5 s per call on
-            # the ~10^6 constraints of n = 1000 (the mask: ~10 ms).
+            # numpy >= 2.3's hash-based np.unique is far slower on a million
+            # constraints (measured: benchmarks/README.md, *Measurements
+            # behind choices in the code*).
             if len(act):
                 mask = np.zeros(x.shape[0], dtype=bool)
                 mask[act.edge] = True

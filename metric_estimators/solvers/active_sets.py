@@ -341,8 +341,8 @@ class LogDetPairConstraints:
         Visit the constraints of each pass in a fresh random order.  Strongly
         recommended: on constraints built from labels (grouped by class) a
         fixed order converges sublinearly and slowly, a reshuffled order
-        linearly (on digits, relative dual change 1e-2 -> 1e-8 in 30 passes,
-        against 2e-3 after 300 fixed-order passes).
+        linearly (measured on digits: benchmarks/README.md, *Measurements
+        behind choices in the code*).
     random_state : None, int or numpy Generator
         Seed of the shuffling.
     keep_all : bool, default=False

@@ -17,10 +17,9 @@ __all__ = ["NCAResult", "solve_nca"]
 
 #: Between these values of ``n_samples^2 * (n_features + n_components)``,
 #: BLAS runs single-threaded: the products of an evaluation are small, and
-#: spinning BLAS threads made the fit 2-3 times slower on a busy 2-core
-#: machine (digits: 4.2 s against 10.3 s; breast_cancer: 0.54 s against
-#: 1.47 s).  Below the lower one the fit is too short to pay for
-#: threadpoolctl's first call (about 0.1 s).
+#: spinning BLAS threads make the fit several times slower on busy cores.
+#: Below the lower one the fit is too short to pay for threadpoolctl's
+#: first call.  Measured: benchmarks/README.md, *Measurements behind choices in the code*.
 SMALL_BLAS = (5e6, 1e9)
 
 

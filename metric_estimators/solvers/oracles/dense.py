@@ -28,8 +28,8 @@ __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
 # benchmarks/bench_metric_nearness.py, where the tiled triangle oracle cost
 # about 0.0125 n^3 path-entry visits of the unit-weight projection kernel;
 # with today's cheaper min-plus square, half or twice the ratio still costs
-# more CPU on type 1 at n = 1000 (61 or 40 oracle calls against 45; see
-# docs/project_and_forget.md).
+# more CPU (measured: benchmarks/README.md, *Measurements behind choices in
+# the code*; docs/project_and_forget.md).
 ORACLE_PASS_RATIO = 0.0125
 
 
@@ -217,11 +217,10 @@ class ShortEdgeTriangleOracle:
     n : int
         Number of nodes.
     dense_fraction : float, default=0.1
-        Fallback threshold on the fraction of short pairs (measured: the
-        short-edge search costs as much as one dense min-plus call when
-        6-13 % of the pairs are short, independently of ``n``; see
-        ``benchmarks/results/crossovers.md``, ``python
-        benchmarks/bench_crossovers.py --studies triangle --threads 1``).
+        Fallback threshold on the fraction of short pairs: the short-edge
+        search costs as much as one dense min-plus call at a fraction of
+        about this size, independently of ``n`` (measured:
+        ``benchmarks/README.md``, *Measurements behind choices in the code*).
     kernels : Kernels, default=NUMBA
         The kernels of the fit (:mod:`metric_estimators._backend`), for
         both searches (the twin of the short-edge search is the dense one:
