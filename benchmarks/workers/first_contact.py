@@ -255,7 +255,12 @@ def _case(name, params=None):
         cls = me.ITML_Supervised if name.startswith("ITML") else me.ProjectAndForget
         return cls(random_state=0), _scaled("load_iris")
     if name == "ProjectAndForget-200x13":
-        return me.ProjectAndForget(random_state=0), _classification(200, 13)
+        # 19,900 pairs: at the logdet_all_pairs limit
+        from sklearn.datasets import make_classification
+        from sklearn.preprocessing import StandardScaler
+
+        X, y = make_classification(200, 13, n_informative=8, n_classes=3, random_state=0)
+        return me.ProjectAndForget(random_state=0), (StandardScaler().fit_transform(X), y)
     if name == "CorrelationClustering-dense":
         return me.CorrelationClustering(random_state=0), (_signed_graph(),)
     if name == "CorrelationClustering-sparse":
@@ -315,7 +320,8 @@ EXTRA_CASES = {
     "CorrelationClustering-sparse-2000": "the same generator, 2,000 nodes (numba graph kernels)",
     "ITML_Supervised-iris": "iris (150 x 4), standardised",
     "ProjectAndForget-iris": "iris (150 x 4), standardised",
-    "ProjectAndForget-200x13": "make_classification, 200 x 13, 3 classes (19,900 pairs)",
+    "ProjectAndForget-200x13": "make_classification, 200 x 13, 8 informative, 3 classes "
+                               "(19,900 pairs)",
 }
 
 
