@@ -45,15 +45,16 @@ by projection ``k + 1`` (``A_new v' = (A + beta w w^T) v'`` computed row by
 row while the row is in cache).  The arithmetic is ``5 d^2`` flops per
 projection (multiply, FMA for the update; FMA for the product); exploiting
 symmetry would bring it to about ``3 d^2``, but storing one triangle makes the
-product need a reduction along rows, which is slower than this unit-stride,
-reduction-free form (which LLVM vectorises without any fast-math flag;
-measured: benchmarks/README.md, *Measurements behind choices in the code*).
+product need a reduction along rows, which measured 2-2.5x slower on the
+development machine than this unit-stride, reduction-free form (which LLVM
+vectorises without any fast-math flag).
 """
 
 import numpy as np
 from numba import njit
 
 from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+from ._constants import P_TINY
 
 __all__ = [
     "hildreth_correction",
@@ -62,10 +63,6 @@ __all__ = [
     "logdet_violations",
     "logdet_pair_sweep",
 ]
-
-# p below this (relative to xi) means v is (numerically) in the null space of
-# A: the constraint cannot be projected onto and is skipped.
-_P_TINY = 1e-300
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -249,7 +246,7 @@ def logdet_sweep(A, V, delta, xi, lam, idx, gamma, w, wn):
         v = V[c]
         p = _dot(v, w)
         beta = 0.0
-        if p > _P_TINY:
+        if p > P_TINY:
             beta, dual_change, max_violation, n_updates = _project(
                 p, delta[c], c, xi, lam, gamma_proj, inv_gamma, dual_change,
                 max_violation, n_updates)
@@ -342,7 +339,7 @@ def logdet_pair_sweep(A, X, I, J, delta, xi, lam, order, gamma, w, wn, v,
         c = order[k]
         p = _dot(v, w)
         beta = 0.0
-        if p > _P_TINY:
+        if p > P_TINY:
             beta, dual_change, max_violation, n_updates = _project(
                 p, float(delta[c]), c, xi, lam, gamma_proj, inv_gamma, dual_change,
                 max_violation, n_updates)

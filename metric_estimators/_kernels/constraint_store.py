@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+from ._constants import GOLDEN, HASH_STEP_ADD, MIX1
 from .cycle_projections import prefetch
 
 #: How many hashes ahead the table operations prefetch their home slot (the
@@ -38,13 +39,13 @@ __all__ = [
 
 @njit(cache=True, nogil=True, inline="always")
 def _hash_start(e):
-    return np.uint64(e) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(1)
+    return np.uint64(e) * GOLDEN + np.uint64(1)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _hash_step(h, f):
-    h ^= np.uint64(f) + np.uint64(0x632BE59BD9B4E019)
-    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= np.uint64(f) + HASH_STEP_ADD
+    h *= MIX1
     h ^= h >> np.uint64(29)
     return h
 

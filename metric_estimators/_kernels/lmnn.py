@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+from ._constants import GOLDEN, MIX1, MIX2
 
 _OPTS = dict(cache=True, nogil=True)
 # Sums of squares may be reassociated (vectorised); inputs are finite, so no
@@ -220,11 +221,6 @@ def laplacian_product(X, targets, w_target, imp_i, imp_l, w_imp):
     return out
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
 @njit(**_OPTS)
 def point_hashes(n, seed):
     """Two fixed 64-bit hashes per point (splitmix64 of its index).
@@ -235,9 +231,9 @@ def point_hashes(n, seed):
     out = np.empty((2, n), dtype=np.uint64)
     for role in range(2):
         for i in range(n):
-            z = (np.uint64(2 * i + role) + np.uint64(seed)) * _GOLDEN
-            z = (z ^ (z >> np.uint64(30))) * _MIX1
-            z = (z ^ (z >> np.uint64(27))) * _MIX2
+            z = (np.uint64(2 * i + role) + np.uint64(seed)) * GOLDEN
+            z = (z ^ (z >> np.uint64(30))) * MIX1
+            z = (z ^ (z >> np.uint64(27))) * MIX2
             out[role, i] = z ^ (z >> np.uint64(31))
     return out
 
@@ -248,7 +244,7 @@ def _pair_uniform(ha, hb):
 
     Made from the anchor's and the impostor's point hashes (independent of L).
     """
-    z = (ha ^ (hb * _GOLDEN)) * _MIX1
+    z = (ha ^ (hb * GOLDEN)) * MIX1
     z = z ^ (z >> np.uint64(29))
     return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
@@ -311,20 +307,20 @@ def threshold_block(G, sq_rows, sq_cols, rho_rows, rho_cols, rows, cols,
         imp_golden = np.empty(nb, dtype=np.uint64)  # impostor role of cols
         anchor_h = np.empty(nb, dtype=np.uint64)    # anchor role of cols
         for b in range(nb):
-            imp_golden[b] = hashes[1, cols[b]] * _GOLDEN
+            imp_golden[b] = hashes[1, cols[b]] * GOLDEN
             anchor_h[b] = hashes[0, cols[b]]
         for a in range(na):
             if counts[a + 1] == 0:
                 continue
             ia = rows[a]
             ha_anchor = hashes[0, ia]
-            ha_imp_golden = hashes[1, ia] * _GOLDEN
+            ha_imp_golden = hashes[1, ia] * GOLDEN
             base = a * width
             c = 0
             for b in range(nb):
-                z1 = (ha_anchor ^ imp_golden[b]) * _MIX1
+                z1 = (ha_anchor ^ imp_golden[b]) * MIX1
                 z1 = z1 ^ (z1 >> np.uint64(29))
-                z2 = (anchor_h[b] ^ ha_imp_golden) * _MIX1
+                z2 = (anchor_h[b] ^ ha_imp_golden) * MIX1
                 z2 = z2 ^ (z2 >> np.uint64(29))
                 keep = np.uint8((z1 >> np.uint64(11)) < limit) + np.uint8(2) * np.uint8(
                     (z2 >> np.uint64(11)) < limit)
@@ -385,9 +381,9 @@ def sampled_pairs_within(Z, y_idx, hashes, fraction, rho, start, stop, size_hint
     out_a = np.empty(size, dtype=np.int32)
     out_b = np.empty(size, dtype=np.int32)
     # _pair_uniform(ha, hb) < fraction, with the impostor's factor hb *
-    # _GOLDEN computed once per point and the test on the integer before
+    # GOLDEN computed once per point and the test on the integer before
     # its scaling to [0, 1) (u = k / 2**53 < f iff k < ceil(f 2**53))
-    hb_golden = hashes[1] * _GOLDEN
+    hb_golden = hashes[1] * GOLDEN
     limit = np.uint64(np.ceil(fraction * 9007199254740992.0))
     n_words = (n + 7) // 8
     mask = np.zeros(8 * n_words, dtype=np.uint8)  # tail bytes stay 0
@@ -400,7 +396,7 @@ def sampled_pairs_within(Z, y_idx, hashes, fraction, rho, start, stop, size_hint
         ha = hashes[0, a]
         ya = y_idx[a]
         for b in range(n):
-            z = (ha ^ hb_golden[b]) * _MIX1
+            z = (ha ^ hb_golden[b]) * MIX1
             z = z ^ (z >> np.uint64(29))
             mask[b] = ((z >> np.uint64(11)) < limit) & (y_idx[b] != ya)
         for w in range(n_words):

@@ -25,6 +25,8 @@ for bit.
 import numpy as np
 from scipy.linalg import blas
 
+from .._constants import P_TINY
+
 __all__ = [
     "hildreth_correction",
     "sym_matvec",
@@ -32,9 +34,6 @@ __all__ = [
     "logdet_violations",
     "logdet_pair_sweep",
 ]
-
-# as the kernel: p below this means v is (numerically) in the null space of A
-_P_TINY = 1e-300
 
 _ddot = blas.ddot
 _dsyr = blas.dsyr
@@ -90,7 +89,7 @@ def logdet_sweep(A, V, delta, xi, lam, idx, gamma, w, wn):
     rows.append(None)
     for c, s, vn in zip(idx.tolist(), delta[idx].tolist(), rows[1:]):
         p = ddot(v, w)
-        if p > _P_TINY:
+        if p > P_TINY:
             x = xi_l[c]
             viol = s * (p - x) / x
             if viol > max_violation:

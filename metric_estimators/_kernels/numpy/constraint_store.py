@@ -17,6 +17,8 @@ table always has room.
 
 import numpy as np
 
+from .._constants import GOLDEN, HASH_STEP_ADD, MIX1
+
 __all__ = [
     "all_triangles",
     "append_triangles",
@@ -29,16 +31,13 @@ __all__ = [
     "table_insert_triangles",
 ]
 
-_MUL0 = np.uint64(0x9E3779B97F4A7C15)
-_ADD = np.uint64(0x632BE59BD9B4E019)
-_MUL = np.uint64(0xBF58476D1CE4E5B9)
 _SHIFT = np.uint64(29)
 
 
 def _step(h, f):
     """The kernel's ``_hash_step`` on arrays (``h`` updated in place)."""
-    h ^= f.astype(np.uint64) + _ADD
-    h *= _MUL
+    h ^= f.astype(np.uint64) + HASH_STEP_ADD
+    h *= MIX1
     h ^= h >> _SHIFT
     return h
 
@@ -47,7 +46,7 @@ def constraint_hashes(cons_edge, ptr, path):
     """64-bit hash of each constraint (its edge and ordered path); never 0."""
     k = cons_edge.shape[0]
     with np.errstate(over="ignore"):
-        h = np.asarray(cons_edge).astype(np.uint64) * _MUL0 + np.uint64(1)
+        h = np.asarray(cons_edge).astype(np.uint64) * GOLDEN + np.uint64(1)
         if k:
             lens = np.diff(ptr)
             starts = np.asarray(ptr[:-1])
@@ -61,7 +60,7 @@ def constraint_hashes(cons_edge, ptr, path):
 def _triangle_hashes(cons_edge, path):
     """:func:`constraint_hashes` of triangles stored with a fixed stride."""
     with np.errstate(over="ignore"):
-        h = np.asarray(cons_edge).astype(np.uint64) * _MUL0 + np.uint64(1)
+        h = np.asarray(cons_edge).astype(np.uint64) * GOLDEN + np.uint64(1)
         h = _step(_step(h, path[0::2]), path[1::2])
     h[h == 0] = np.uint64(1)
     return h

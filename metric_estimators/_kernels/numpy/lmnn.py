@@ -27,14 +27,13 @@ What is equal and what is not:
 
 import numpy as np
 
+from .._constants import GOLDEN, MIX1, MIX2
+
 __all__ = ["exact_near_pairs", "laplacian_product", "near_pairs", "pair_sqdist",
            "pair_uniform", "pairs_within", "point_hashes", "sampled_pairs_within",
            "sampled_push_weights", "target_sqdist", "threshold_block",
            "triplet_loss_weights"]
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
 # Anchors per chunk of sampled_pairs_within (memory: chunk * n hashes).
 _CHUNK_ENTRIES = 1 << 20
 
@@ -133,9 +132,9 @@ def point_hashes(n, seed):
     out = np.empty((2, n), dtype=np.uint64)
     with np.errstate(over="ignore"):
         for role in range(2):
-            z = (np.uint64(2) * idx + np.uint64(role) + np.uint64(seed)) * _GOLDEN
-            z = (z ^ (z >> np.uint64(30))) * _MIX1
-            z = (z ^ (z >> np.uint64(27))) * _MIX2
+            z = (np.uint64(2) * idx + np.uint64(role) + np.uint64(seed)) * GOLDEN
+            z = (z ^ (z >> np.uint64(30))) * MIX1
+            z = (z ^ (z >> np.uint64(27))) * MIX2
             out[role] = z ^ (z >> np.uint64(31))
     return out
 
@@ -143,7 +142,7 @@ def point_hashes(n, seed):
 def _uniform(ha, hb):
     """The fixed number in [0, 1) of ordered pairs from their points' hashes (arrays)."""
     with np.errstate(over="ignore"):
-        z = (ha ^ (hb * _GOLDEN)) * _MIX1
+        z = (ha ^ (hb * GOLDEN)) * MIX1
         z = z ^ (z >> np.uint64(29))
     return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
 
