@@ -45,9 +45,9 @@ by projection ``k + 1`` (``A_new v' = (A + beta w w^T) v'`` computed row by
 row while the row is in cache).  The arithmetic is ``5 d^2`` flops per
 projection (multiply, FMA for the update; FMA for the product); exploiting
 symmetry would bring it to about ``3 d^2``, but storing one triangle makes the
-product need a reduction along rows, which measured 2-2.5x slower on the
-development machine than this unit-stride, reduction-free form (which LLVM
-vectorises without any fast-math flag).
+product need a reduction along rows, which is slower than this unit-stride,
+reduction-free form (which LLVM vectorises without any fast-math flag;
+measured: benchmarks/README.md, *Measurements behind choices in the code*).
 """
 
 import numpy as np
