@@ -1,7 +1,7 @@
 """First contact: every estimator's first fit on a fresh install, a warm cache, and warm.
 
     python benchmarks/bench_first_contact.py                 # -> results/first_contact.{json,md}
-    python benchmarks/bench_first_contact.py --cases cliff   # the cliff cases, same files
+    python benchmarks/bench_first_contact.py --cases cliff   # -> results/first_contact_cliff.{json,md}
     python benchmarks/bench_first_contact.py --kernels       # -> results/first_contact_kernels.{json,md}
 
 The one command for first fits in a fresh process; every job runs the one
@@ -73,6 +73,7 @@ from benchmarks.workers.first_contact import (  # noqa: E402
 )
 
 STEM = "first_contact"
+CLIFF_STEM = "first_contact_cliff"  # the default output of --cases cliff
 KERNEL_STEM = "first_contact_kernels"
 CPU_TARGET, SUM_TARGET = 5.0, 30.0
 CLIFF = "cliff-"
@@ -434,7 +435,10 @@ def main(argv=None) -> int:
     parser.add_argument("--kernels", action="store_true",
                         help="record the compilation per kernel instead "
                              f"(-> {KERNEL_STEM}.{{json,md}})")
+    parser.set_defaults(output=None)
     args = parser.parse_args(argv)
+    if args.output is None:
+        args.output = CLIFF_STEM if args.cases == "cliff" else STEM
     if not args.report:
         measure(args)
     if args.kernels:

@@ -34,8 +34,8 @@ __all__ = ["MLKR"]
 # Below this many multiply-adds per evaluation (and from
 # _threads.TINY_BLAS_WORK on) BLAS runs on one thread: MLKR's products are
 # small and many, and on busy cores BLAS's threads spin on them, costing many
-# times the CPU of the work (the ``mlkr`` warm fits of
-# benchmarks/results/numpy_paths_before.md against numpy_paths_after.md).
+# times the CPU of the work (measured: benchmarks/README.md, *Measurements
+# behind choices in the code*).
 _LARGE_BLAS = 1e8
 
 
