@@ -35,6 +35,23 @@ __all__ = [
 _CALIBRATION_STRATEGIES = ("accuracy", "f_beta", "max_tpr", "max_tnr")
 
 
+def _tuple_tags(tags):
+    """The tags of a classifier of tuples: what its input and its labels are.
+
+    Its ``X`` is 3-D, ``(n_tuples, tuple_size, n_features)`` (2-D indices
+    ``(n_tuples, tuple_size)`` with a ``preprocessor``, which are not a
+    samples x features matrix either), not a 2-D matrix of points: scikit-learn's
+    estimator checks, all written for 2-D ``X``, then run the clone check only
+    (``tests/tuple_adapter.py`` runs them all on tuples made of the checks'
+    points).  Its labels are +1 / -1 only: a binary classifier.
+    """
+    tags.estimator_type = "classifier"
+    tags.input_tags.two_d_array = False
+    tags.input_tags.three_d_array = True
+    tags.classifier_tags.multi_class = False
+    return tags
+
+
 class PairsClassifierMixin(ClassifierMixin):
     """Classification of pairs as similar (+1) or dissimilar (-1).
 
@@ -53,9 +70,7 @@ class PairsClassifierMixin(ClassifierMixin):
     _estimator_type = "classifier"
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.estimator_type = "classifier"
-        return tags
+        return _tuple_tags(super().__sklearn_tags__())
 
     def decision_function(self, pairs):
         """Similarity score of each pair, ``-pair_distance(pairs)``.
@@ -285,8 +300,7 @@ class _OrderedTuplesClassifierMixin(ClassifierMixin):
     _tuple_word = None  # "triplet" or "quadruplet"
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.estimator_type = "classifier"
+        tags = _tuple_tags(super().__sklearn_tags__())
         tags.target_tags.required = False
         return tags
 

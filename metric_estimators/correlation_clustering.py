@@ -429,6 +429,18 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         """Fit and return ``labels_``."""
         return self.fit(A).labels_
 
+    @property
+    def metric(self):
+        """``"precomputed"``: ``fit`` takes the square matrix itself, never feature vectors.
+
+        scikit-learn's convention for such estimators (as
+        ``DBSCAN(metric="precomputed")``), together with the ``pairwise``
+        tag: tools that split data (``cross_val_score``) then index rows and
+        columns alike, and scikit-learn's estimator checks pass distance
+        matrices.  Read-only: there is no other input.
+        """
+        return "precomputed"
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = True

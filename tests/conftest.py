@@ -183,32 +183,6 @@ def make_data(kind, **kwargs):
 
 
 # ---------------------------------------------------------------------------
-# how scikit-learn's checks see the estimators on pairwise input
-
-class PrecomputedMetricNearness(MetricNearness):
-    """:class:`MetricNearness` exactly, declared to take precomputed distances.
-
-    scikit-learn's checks feed an estimator tagged ``pairwise`` a linear
-    kernel ``X @ X.T`` (negative entries, non-zero diagonal: not a
-    dissimilarity, rejected at validation by 32 of the 46 checks), unless it
-    has ``metric == "precomputed"``, in which case they feed Euclidean
-    distance matrices.  This class adds only that attribute, so the checks
-    exercise MetricNearness's own code on valid input.
-    """
-
-    metric = "precomputed"
-
-
-class PrecomputedCorrelationClustering(CorrelationClustering):
-    """:class:`CorrelationClustering` exactly, declared to take a precomputed
-    (distance) matrix: the checks then feed Euclidean distance matrices, which
-    are valid signed graphs (all edges attractive, zero diagonal); see
-    :class:`PrecomputedMetricNearness`."""
-
-    metric = "precomputed"
-
-
-# ---------------------------------------------------------------------------
 # the registry
 
 @dataclass(frozen=True)
@@ -407,12 +381,9 @@ REGISTRY = [
     Learner("ProjectAndForget", ProjectAndForget, "supervised",
             dict(random_state=0, max_iter=50)),
     Learner("MetricNearness", MetricNearness, "matrix", {},
-            check_class=PrecomputedMetricNearness,
             expected_failed_checks=_MATRIX_EXPECTED),
     Learner("CorrelationClustering", CorrelationClustering, "graph",
-            dict(random_state=0),
-            check_class=PrecomputedCorrelationClustering,
-            expected_failed_checks=_GRAPH_EXPECTED),
+            dict(random_state=0), expected_failed_checks=_GRAPH_EXPECTED),
     Learner("NCA", NCA, "supervised", dict(random_state=0, max_iter=50)),
     Learner("NCA-random-init", NCA, "supervised",
             dict(init="random", random_state=1, max_iter=50)),

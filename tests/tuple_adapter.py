@@ -114,6 +114,9 @@ def on_points(learner_class):
             tags = super().__sklearn_tags__()
             tags.estimator_type = None
             tags.target_tags.required = True
+            # the checks' 2-D X of points, not the learner's 3-D tuples
+            tags.input_tags.two_d_array = True
+            tags.input_tags.three_d_array = False
             tags.classifier_tags = None
             return tags
 
