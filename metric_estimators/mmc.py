@@ -27,8 +27,9 @@ Differences from metric-learn 0.7.0 (same class names and parameters)
   clipped at 0.
 * The exact optimum of the full problem is often of low rank (1 to 3 on the
   usual data sets): MMC spends all its budget on the few directions that
-  separate the dissimilar pairs most, and its k-NN accuracy is poor (on
-  breast_cancer 0.778 against Euclidean 0.942).  So the exact solve is an
+  separate the dissimilar pairs most, and its k-NN accuracy is poor, below
+  Euclidean's (measured: benchmarks/README.md, *Every supervised learner
+  at its defaults*).  So the exact solve is an
   option (``solver='exact'``) and the default is Xing et al.'s projected
   gradient ascent (``solver='projected_gradient'``,
   :func:`metric_estimators.solvers.constrained.halfspace_psd_ascent`) as
