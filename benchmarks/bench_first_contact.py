@@ -228,7 +228,8 @@ def render(rows: list, stem: str = STEM) -> str:
          f"1-minute load average at the start of the jobs: "
          f"{_f(min(loads)) if loads else '–'} - {_f(max(loads)) if loads else '–'}."])
     if not any(case in CASES or case in EXTRA_CASES for case, _ in by):
-        return "\n".join(lines + render_cliff(rows) + render_modes(rows, by)) + "\n"
+        return "\n".join(lines + _warmup_lines(by, []) + render_cliff(rows)
+                         + render_modes(rows, by)) + "\n"
     lines += ["| case | data | empty cache: process CPU (s) | fit CPU (s) | wall (s) | "
               "compiled | warm cache: process CPU (s) | fit CPU (s) | wall (s) | "
               "warm fit CPU (s) | warm fit wall (s) |",
@@ -273,18 +274,24 @@ def render(rows: list, stem: str = STEM) -> str:
     lines += [f"Largest empty-cache process CPU {worst:.2f} s (target {CPU_TARGET:g} s), "
               f"sum {sums['empty']:.1f} s (target {SUM_TARGET:g} s): "
               f"targets {'met' if met else 'not met'}{scope}.", ""]
-    wu = by.get((WARMUP, "empty"))
-    if wu and "error" not in wu:
-        lines += [f"`python -m metric_estimators.warmup` on an empty cache (its work, in a "
-                  f"fresh process): **{wu['process_cpu']:.1f} s CPU**, "
-                  f"{wu['wall_time']:.1f} s wall, "
-                  f"{wu['cache_misses']} specialisations compiled; load "
-                  f"{runner.load_1m(wu)}.", ""]
-    elif wu:
-        errors.append(f"warmup: {wu['error']}")
+    lines += _warmup_lines(by, errors)
     lines += render_cliff(rows) + render_modes(rows, by)
     lines += [f"error: {e}" for e in errors]
     return "\n".join(lines) + "\n"
+
+
+def _warmup_lines(by: dict, errors: list) -> list:
+    """The warm-up command's row as a sentence (its error appended to ``errors``)."""
+    wu = by.get((WARMUP, "empty"))
+    if wu and "error" not in wu:
+        return [f"`python -m metric_estimators.warmup` on an empty cache (its work, in a "
+                f"fresh process): **{wu['process_cpu']:.1f} s CPU**, "
+                f"{wu['wall_time']:.1f} s wall, "
+                f"{wu['cache_misses']} specialisations compiled; load "
+                f"{runner.load_1m(wu)}.", ""]
+    if wu:
+        errors.append(f"warmup: {wu['error']}")
+    return []
 
 
 def _wall(row):
