@@ -119,13 +119,16 @@ def check_positive_definite(M, name, *, tol=1e-10):
     return M
 
 
-def initialize_components(init, X, y, n_components, random_state):
+def initialize_components(init, X, y, n_components, random_state, *, auto_lda=True):
     """Initial linear map for learners that optimise ``L`` directly.
 
     Follows scikit-learn's NCA: ``'auto'`` picks ``'lda'`` when
-    ``n_components <= min(n_features, n_classes - 1)``, else ``'pca'`` when
-    ``n_components < n_features``, else ``'identity'``.  An array ``init``
-    must already be validated
+    ``n_components <= min(n_features, n_classes - 1)`` (and ``auto_lda``),
+    else ``'pca'`` when ``n_components < n_features``, else ``'identity'``.
+    ``auto_lda=False`` is for data on which LDA's start is ill-posed: LDA
+    whitens the pooled within-class scatter, to which a class of one point
+    adds nothing, so a direction that varies only through such classes is
+    stretched without bound.  An array ``init`` must already be validated
     (:func:`~metric_estimators._validation.check_init`); a copy is returned.
     """
     n_samples, n_features = X.shape
@@ -136,7 +139,7 @@ def initialize_components(init, X, y, n_components, random_state):
         n_components = n_features
     if init == "auto":
         n_classes = np.unique(y).size
-        if n_components <= min(n_features, n_classes - 1):
+        if auto_lda and n_components <= min(n_features, n_classes - 1):
             init = "lda"
         elif n_components < n_features:
             init = "pca"

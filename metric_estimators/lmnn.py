@@ -26,10 +26,11 @@ from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._threads import one_blas_thread
 from ._validation import (
     check_init,
+    check_init_not_first,
     check_n_components,
     for_message,
+    lmnn_metric_learn_parameters,
     parse_memory,
-    renamed_parameter,
     validate_labelled_points,
 )
 from .base import MahalanobisMixin
@@ -38,16 +39,15 @@ from .solvers.lmnn_runs import run_lbfgs, run_sgd, run_subgradient
 
 __all__ = ["LMNN", "find_target_neighbors"]
 
-# Below this n_samples * n_features * n_components, BLAS runs single-threaded:
-# the products of an LMNN iteration (X L^T, Z^T Lap X, the search's blocks)
-# are a small part of its time next to the single-threaded pair kernels, and
-# on busy cores threaded BLAS threads spin, costing many times the CPU of the
-# product itself; only products far larger than a typical fit's gain from
-# threads (see metric_estimators._threads).
+# Below this n_samples * n_features * n_components, BLAS runs single-threaded
+# in fit: the products of an LMNN iteration (X L^T, Z^T Lap X, the search's
+# blocks) are a small part of its time next to the single-threaded pair
+# kernels, and on busy cores (grid searches, shared machines) threaded BLAS
+# spins, costing many times the CPU of the product (metric_estimators._threads).
 _SMALL_BLAS = 2e9
 
 # regularization='auto': the push weight mu by the number of training points
-# (see the parameter's docstring and benchmarks/results/lmnn_panel.md).
+# (the parameter's docstring; the evidence in docs/user_guide/lmnn.rst).
 _AUTO_MU_SAMPLES = 2000
 _AUTO_MU_SMALL, _AUTO_MU_LARGE = 0.5, 0.25
 
@@ -65,123 +65,96 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         \\|L(x_i - x_j)\\|^2 + \\mu \\sum_{i, j \\rightsquigarrow i, l}
         [1 + \\|L(x_i - x_j)\\|^2 - \\|L(x_i - x_l)\\|^2]_+^p
 
-    over impostors ``l`` with ``y_l != y_i``, with ``p = 1`` (the paper's
-    hinge, ``loss='hinge'``, the default of ``solver='lbfgs'`` and
-    ``solver='subgradient'``) or ``p = 2`` (squared hinge, smooth,
-    ``loss='squared_hinge'``, the only loss of ``solver='sgd'``).
-
-    Impostors are searched exactly, blockwise in the embedded space (memory
-    bounded by a block, never ``n x n``), within 1.5 times the margin
-    radius, and kept as an active set between searches; searches get rarer
-    while they find nothing new, and the solver only stops once a search at
-    the final ``L`` confirms that no active impostor was missing, so the
-    result is a stationary point of the exact loss.  The store is bounded by
-    ``max_impostors`` / ``impostor_memory``; beyond it the push term is
-    estimated on a fixed hashed subset of the impostor pairs (a warning says
-    what the exact loss would cost).
+    over impostors ``l`` with ``y_l != y_i``, ``p = 1`` (hinge) or ``p = 2``
+    (squared hinge, see ``loss``).  Impostors are searched exactly and
+    blockwise (memory bounded, never ``n x n``) and kept as an active set;
+    the fit stops only once a search at the final ``L`` finds no missing
+    impostor, so the result is a stationary point of the exact loss.  Read
+    more in the :ref:`User Guide <lmnn_guide>`.
 
     Parameters
     ----------
     n_neighbors : int, default=3
-        Number of target neighbours per point.  A class with ``n_c <=
-        n_neighbors`` points gives its points ``n_c - 1`` targets (with a
-        warning); a point alone in its class has no targets but still acts
-        as an impostor for the others.
+        Target neighbours per point: the ``k`` of the k-NN classifier that
+        will use the metric; more give a slower fit and a smoother metric.
+        A class of ``n_c <= n_neighbors`` points gives its points ``n_c - 1``
+        targets (with a warning).
 
     n_components : int, default=None
-        Dimension of the embedding; ``None`` keeps ``n_features``.
+        Dimension of the embedding; ``None`` keeps ``n_features``.  Fewer
+        components give a low-rank metric and a faster fit (2 for a plot).
 
     init : {'auto', 'pca', 'lda', 'identity', 'random'} or ndarray of shape \
             (n_components, n_features), default='auto'
-        Initial ``L``; ``'auto'`` as in scikit-learn's NCA (LDA when
+        Initial ``L``.  ``'auto'`` as in scikit-learn's NCA (LDA when
         ``n_components <= min(n_features, n_classes - 1)``, else PCA when
-        ``n_components < n_features``, else the identity), except that it
-        does not take LDA when a class has at most ``n_neighbors`` points
-        (see ``docs/user_guide/lmnn.rst``).
+        ``n_components < n_features``, else the identity), but without LDA
+        when a class has at most ``n_neighbors`` points: LDA whitens the
+        within-class scatter, to which such classes add little or nothing.
 
     max_iter : int, default=1000
-        Maximum number of iterations of the solver, a safety net: with the
-        default ``tol`` fits on the usual small data sets stop long before it
-        (the ``n_iter`` column of ``benchmarks/results/lmnn_defaults.md``).
+        Maximum number of iterations (epochs for ``solver='sgd'``), a safety
+        net: with the default ``tol`` fits stop long before it.  Raise it
+        when a ConvergenceWarning says it cut the fit short.
 
     tol : float, default=1e-4
-        Convergence tolerance on the relative decrease of the objective.
-        ``solver='lbfgs'`` stops once the objective decreased by less than
-        ``tol`` per iteration, relative, over the last 10 iterations on an
-        unchanged impostor set (or at scipy's own tests, projected gradient
-        below ``tol / 10``), and a search at the final ``L`` confirmed the
-        impostor set; ``solver='subgradient'`` once an accepted step
-        decreased it by at most ``tol``, relative.  The gradient of LMNN's
-        sum of many hinge terms stays large long after the objective has
-        settled, which is why the objective change decides.
+        Tolerance on the relative decrease of the objective, which decides
+        the stop (the gradient of a sum of hinges stays large long after the
+        objective has settled): per iteration over the last 10 for
+        ``solver='lbfgs'`` (then a search confirms the impostor set), per
+        accepted step for ``'subgradient'``, per epoch for ``'sgd'``.  Lower
+        it for a more exact minimum at a longer fit.
 
     regularization : float or 'auto', default='auto'
-        Weight ``mu`` of the push (impostor) term; ``1 - mu`` weighs the
-        pull term.  Named as in metric-learn.  ``'auto'``: 0.5 (the paper's,
-        metric-learn's and PyLMNN's value) below 2,000 training points,
-        0.25 from 2,000 on; the value used is ``regularization_``.  Why: on
-        the data sets of ``benchmarks/bench_lmnn.py --panel``
-        (``benchmarks/results/lmnn_panel.md``) a smaller push weight raised
-        the 3-NN accuracy of the sets with thousands of points, whose classes
-        overlap, while on the small ones no value below 0.5 moved it
-        consistently either way (a few test points up or down); 0.1 raised
-        it further on the large ones but made most of their fits slower
-        than at 0.5, 0.25 kept the median fit time (``regularization=0.1``
-        for that accuracy at that cost; ``docs/user_guide/lmnn.rst``).
+        Weight ``mu`` of the push (impostor) term; ``1 - mu`` weighs the pull
+        term.  ``'auto'``: 0.5 (the paper's, metric-learn's and PyLMNN's)
+        below 2,000 training points, 0.25 from 2,000 on, where classes tend
+        to overlap and a weaker push gives a higher k-NN accuracy; the value
+        used is ``regularization_``.  Pass 0.5 for metric-learn's weighting
+        on every data set, or a smaller value on large, overlapping data for
+        more accuracy at a longer fit (the trade is in the user guide).
 
     max_impostors : int or 'auto', default='auto'
-        Most impostor pairs kept at once (PyLMNN's name and meaning; at most
-        32 bytes each at the peak of a fit).  ``'auto'``: as many as fit in
-        ``impostor_memory``.  If more are near-active, the push term is
-        estimated on a fixed random subset of all impostor pairs, reweighted
-        to stay unbiased, with a warning that says how much memory and time
-        the exact loss would need; the subset depends on ``random_state``
-        only, so the objective stays one fixed function of ``L``.
+        Most impostor pairs stored at once (PyLMNN's parameter); ``'auto'``:
+        as many as fit in ``impostor_memory``.  When more are near-active,
+        the push term is estimated on a fixed random subset of the impostor
+        pairs, reweighted to stay unbiased (the objective remains one fixed
+        function of ``L``), and a warning says what the exact loss would
+        cost in memory and time.  Unused by ``solver='sgd'``.
 
     impostor_memory : int or str, default='auto'
         Memory budget of the impostor store when ``max_impostors='auto'``:
-        bytes (int) or a string with units (``'256MB'``, ``'1GB'``,
-        ``'1.5GiB'``).  ``'auto'``: 4 times the memory of the training data
-        (float64), at least 32 MB, so the budget scales with the data.
-        Unused with an int ``max_impostors`` and with ``solver='sgd'``.
+        bytes, or a string with units (``'256MB'``, ``'1.5GiB'``).
+        ``'auto'``: 4 times the memory of the training data, at least 32 MB.
+        Raise it after that warning when the memory is there and accuracy
+        matters more than time.
 
     loss : {'auto', 'hinge', 'squared_hinge'}, default='auto'
-        ``p = 1`` or ``p = 2`` above; ``'auto'``: ``'hinge'`` for
-        ``solver='lbfgs'`` and ``solver='subgradient'``, ``'squared_hinge'``
-        for ``solver='sgd'`` (which has no other).  L-BFGS on the hinge
-        stops where its line search cannot decrease the piecewise smooth
-        loss any more (and a search confirms the impostor set), as PyLMNN's
-        does.  On most data sets of the benchmark panel its 3-NN accuracy is
-        higher than the squared hinge's, which pushes harder on the few worst
-        impostors (``benchmarks/results/lmnn_panel.md`` against the
-        squared-hinge rows of ``benchmarks/results/lmnn_ablation.md``).
+        ``p = 1`` or ``p = 2`` above.  ``'auto'``: the hinge for
+        ``solver='lbfgs'`` and ``solver='subgradient'``, the squared hinge
+        for ``solver='sgd'`` (its only loss).  The squared hinge is smooth
+        but weighs the few worst impostors far more than the many mild ones,
+        which usually costs k-NN accuracy.
 
     solver : {'lbfgs', 'subgradient', 'sgd'}, default='lbfgs'
-        ``'lbfgs'``: scipy's L-BFGS-B.  ``'subgradient'``:
-        the paper's subgradient method with its step rule (step times 1.01 after a
-        decrease, halved with a roll-back after an increase).  ``'sgd'``:
-        the squared hinge by mini-batch AMSGrad
-        (:mod:`metric_estimators.solvers.minibatch`) for data too large for
-        the others (millions of points, ``benchmarks/results/lmnn_scale.md``):
-        each batch of ``batch_size`` anchors
-        meets a fresh uniform sample of 4096 points as candidate impostors,
-        reweighted so that the gradient is unbiased
-        (:class:`~metric_estimators._problems.lmnn.SampledLMNNObjective`);
-        memory does not grow with ``n_samples`` beyond the data and the
-        target neighbours.  ``max_iter`` counts epochs, ``tol`` the relative
-        decrease of the epoch's mean objective; ``max_impostors`` is unused.
+        ``'lbfgs'``: scipy's L-BFGS-B.  ``'subgradient'``: the paper's
+        method (step times 1.01 after a decrease, halved with a roll-back
+        after an increase).  ``'sgd'``: mini-batch AMSGrad on the squared
+        hinge for data too large for the others (millions of points); each
+        batch of ``batch_size`` anchors meets a fresh uniform sample of
+        candidate impostors, reweighted to keep the gradient unbiased, so
+        memory grows with the data and the targets only.
 
     learn_rate : float, default=None
-        Initial step of ``solver='subgradient'`` (``None`` picks ``0.01 *
-        ||L||_F / ||grad||_F``) and of ``solver='sgd'`` (``None``: ``0.01 *
-        max |L0|``, divided by ``sqrt(epoch)`` later).  Ignored by L-BFGS.
+        Initial step of ``solver='subgradient'`` and ``'sgd'``; ``None``
+        picks one from the scales of ``L`` and of the gradient.
 
     batch_size : int, default=256
         Anchors per mini-batch of ``solver='sgd'``.
 
     warm_start : bool, default=False
         Start from the ``components_`` of the previous ``fit`` (when their
-        shape fits) instead of ``init``.
+        shape fits) instead of ``init``, e.g. to refit on similar data.
 
     callback : callable, default=None
         ``callback(estimator, iteration)`` after every iteration, with
@@ -189,13 +162,10 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         stops the fit (without a ConvergenceWarning).
 
     verbose : int, default=0
-        1: print the phases (start, target neighbours, impostor searches
-        with candidate counts, throttled progress lines inside long
-        searches) and a throttled table of iteration, objective, active
-        triplets and time since the start of ``fit``; 2: every row of the
-        table.  The first line comes right after input validation.  In a
-        Jupyter notebook with `tqdm <https://tqdm.github.io>`_ installed
-        (optional), a progress bar over ``max_iter`` is shown too.
+        1: the phases of the fit (target neighbours, impostor searches) and a
+        throttled table of iteration, objective, active triplets and time;
+        2: every row of the table.  In a Jupyter notebook with `tqdm
+        <https://tqdm.github.io>`_ installed, a progress bar too.
 
     preprocessor : array-like of shape (n_samples, n_features), callable or None
         If given, ``X`` in ``fit`` and ``transform`` may be a 1-D array of
@@ -203,19 +173,14 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         in metric-learn.
 
     random_state : int, RandomState instance or None, default=None
-        Used by ``init='random'``, ``init='pca'`` and the impostor subset
-        drawn when ``max_impostors`` is exceeded.
+        Seeds ``init='random'``, ``init='pca'``, the impostor subset (when
+        ``max_impostors`` is exceeded) and the batches of ``solver='sgd'``.
 
-    k, convergence_tol : default="deprecated"
-        metric-learn's names of ``n_neighbors`` and ``tol``: accepted with a
-        FutureWarning and used as those.
-
-    min_iter : int, default="deprecated"
-        metric-learn's minimum number of iterations, accepted with a
-        FutureWarning for ``solver='subgradient'`` (no stop before it).
-        ``solver='lbfgs'`` cannot honour it (it stops only at a verified
-        stationary point, where more iterations would not change ``L``): a
-        ``ValueError`` there.
+    k, convergence_tol, min_iter : default="deprecated"
+        metric-learn's names, accepted with a FutureWarning: ``k`` and
+        ``convergence_tol`` as ``n_neighbors`` and ``tol``; ``min_iter`` (no
+        stop before it) by ``solver='subgradient'`` only, since
+        ``solver='lbfgs'`` stops only at a verified stationary point.
 
     Attributes
     ----------
@@ -228,9 +193,8 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
     loss_curve_ : list of float
         Objective after each iteration.
     n_active_curve_ : list of int
-        Active triplets (target neighbour, impostor) with a positive hinge
-        after each iteration, as in the ``verbose`` table; aligned with
-        ``loss_curve_``.
+        Active triplets (with a positive hinge) after each iteration, as in
+        the ``verbose`` table; aligned with ``loss_curve_``.
     n_features_in_ : int
         Number of features seen during :meth:`fit`.
     feature_names_in_ : ndarray of shape (n_features_in,)
@@ -238,7 +202,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
     target_neighbors_ : ndarray of shape (n_samples, n_neighbors)
         Indices of the training targets (-1 where a class is too small).
     n_impostor_searches_ : int
-        Number of full impostor searches (for the curious).
+        Number of exact impostor searches made.
 
     See Also
     --------
@@ -262,15 +226,11 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "init": [
-            StrOptions({"auto", "pca", "lda", "identity", "random"}),
-            np.ndarray,
-        ],
+        "init": [StrOptions({"auto", "pca", "lda", "identity", "random"}), np.ndarray],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "regularization": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
-        "max_impostors": [Interval(Integral, 1, None, closed="left"),
-                          StrOptions({"auto"})],
+        "max_impostors": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "impostor_memory": [Interval(Integral, 1, None, closed="left"), str],
         "loss": [StrOptions({"auto", "hinge", "squared_hinge"})],
         "solver": [StrOptions({"lbfgs", "subgradient", "sgd"})],
@@ -282,8 +242,7 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         "preprocessor": ["array-like", callable, None],
         "random_state": ["random_state"],
         "k": [Interval(Integral, 1, None, closed="left"), StrOptions({"deprecated"})],
-        "min_iter": [Interval(Integral, 0, None, closed="left"),
-                     StrOptions({"deprecated"})],
+        "min_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"deprecated"})],
         "convergence_tol": [Interval(Real, 0, None, closed="neither"),
                             StrOptions({"deprecated"})],
     }
@@ -362,9 +321,6 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
             X = X / s
         L0 = self._initial_components(X, y_idx, s, rng, params["n_neighbors"])
         kernels = _backend.choose("lmnn", *X.shape)
-        # BLAS threads do not pay off on small products and, when the cores
-        # are busy (grid searches, shared machines), spinning threads make
-        # them several times slower; large problems keep the default pool.
         with one_blas_thread(X.size * L0.shape[0], upper=_SMALL_BLAS):
             targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
                                             progress=report.progress, kernels=kernels)
@@ -387,42 +343,22 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         self.target_neighbors_ = targets
         self.n_impostor_searches_ = n_searches
         if impostors is not None and impostors.subsample is not None:
-            warnings.warn(_subsample_message(impostors.subsample), UserWarning,
-                          stacklevel=3)
+            warnings.warn(impostors.subsample.message(), UserWarning, stacklevel=3)
         if not converged and not stopped:
             convergence_warning(self, max_iter=self.max_iter, tol=params["tol"],
                                 history=history.curve, stacklevel=4)
         return self
 
     def _initial_components(self, X, y_idx, s, rng, n_neighbors):
-        """``L0``: the previous map (``warm_start``) or ``init``, for the scaled ``X``."""
-        warm = self._warm_components(X.shape[1])
-        init = warm if warm is not None else self._resolve_init(
-            check_init(self.init, X.shape[1], self.n_components), y_idx,
-            X.shape[1], n_neighbors)
-        L0 = initialize_components(init, X, y_idx, self.n_components, rng)
-        if warm is not None or isinstance(self.init, np.ndarray):
-            L0 = L0 * s  # a given L acts on the data in the user's units
-        return L0
-
-    def _resolve_init(self, init, y_idx, n_features, n_neighbors):
-        """``init``, with ``'auto'`` kept from LDA when a class has at most ``n_neighbors`` points.
-
-        LDA's start whitens the pooled within-class scatter.  A class of one
-        point adds none, so a feature that varies only through such classes
-        has none: LDA stretches it without bound and may return fewer rows
-        than ``n_components`` (the fit then learns a lower-rank map).  Classes of up to
-        ``n_neighbors`` points are the ones whose points get fewer target
-        neighbours (the warning of ``fit``); with any of them ``'auto'``
-        takes PCA or the identity, its choice when LDA's shape condition
-        fails.  Evidence: ``benchmarks/results/lmnn_small_followup.md``.
-        """
-        if not (isinstance(init, str) and init == "auto"):
-            return init
-        if np.bincount(y_idx).min() > n_neighbors:
-            return init
-        n_components = n_features if self.n_components is None else self.n_components
-        return "pca" if n_components < n_features else "identity"
+        """``L0`` for the scaled ``X``: the previous map (``warm_start``) or ``init``."""
+        L = getattr(self, "components_", None) if self.warm_start else None
+        if L is not None and L.shape[1] == X.shape[1] and (
+                self.n_components is None or L.shape[0] == self.n_components):
+            return L * s  # a given L acts on the data in the user's units
+        L0 = initialize_components(
+            check_init(self.init, X.shape[1], self.n_components), X, y_idx,
+            self.n_components, rng, auto_lda=np.bincount(y_idx).min() > n_neighbors)
+        return L0 * s if isinstance(self.init, np.ndarray) else L0
 
     def _push_weight(self, n_samples):
         """The push weight ``mu`` of this fit (``regularization``, ``'auto'`` resolved)."""
@@ -468,26 +404,13 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
     def _validate_params(self):
         # metric-learn's LMNN(init, n_neighbors, ...) order, used positionally,
         # lands init in n_neighbors: say so before the generic type error
-        if isinstance(self.n_neighbors, (str, np.ndarray)):
-            raise ValueError(
-                f"LMNN got n_neighbors={self.n_neighbors!r}: metric-learn's "
-                "LMNN takes init as its first positional parameter, this one "
-                "takes n_neighbors; pass parameters by keyword, e.g. "
-                "LMNN(init='auto', n_neighbors=3)."
-            )
+        check_init_not_first(self, "n_neighbors")
         super()._validate_params()
 
     def _resolve_parameters(self):
-        """Our parameters after metric-learn's names; refuse what cannot be honoured."""
-        params = {
-            "n_neighbors": renamed_parameter(self, "k", "n_neighbors", 3,
-                                             stacklevel=5),
-            "tol": renamed_parameter(self, "convergence_tol", "tol", 1e-4,
-                                     stacklevel=5),
-            "min_iter": 0,
-            "loss": self.loss,
-        }
-        params["impostor_memory"] = self.impostor_memory
+        """Our parameters after metric-learn's names and 'auto'; refuse what cannot be honoured."""
+        params = lmnn_metric_learn_parameters(self)  # n_neighbors, tol, min_iter
+        params["loss"] = self.loss
         if self.loss == "auto":
             params["loss"] = "squared_hinge" if self.solver == "sgd" else "hinge"
         elif self.loss == "hinge" and self.solver == "sgd":
@@ -495,30 +418,11 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
                 "LMNN(solver='sgd') minimises the squared hinge only; pass "
                 "loss='squared_hinge' (or 'auto'), or solver='lbfgs' for the "
                 "hinge.")
+        params["impostor_memory"] = self.impostor_memory
         if not (isinstance(self.impostor_memory, str)
                 and self.impostor_memory == "auto"):
             params["impostor_memory"] = parse_memory(  # bytes; early errors
                 self.impostor_memory, "impostor_memory")
-        if not (isinstance(self.min_iter, str) and self.min_iter == "deprecated"):
-            if self.solver == "lbfgs":
-                raise ValueError(
-                    f"LMNN(min_iter={self.min_iter}) cannot be honoured by "
-                    "solver='lbfgs', which stops only at a verified "
-                    "stationary point (more iterations would not change L). "
-                    "Drop min_iter, or use solver='subgradient'."
-                )
-            warnings.warn(
-                "LMNN: min_iter is metric-learn's parameter; it is honoured "
-                "by solver='subgradient' (no stop before min_iter "
-                "iterations) and will be removed in a future release.",
-                FutureWarning, stacklevel=4)
-            params["min_iter"] = int(self.min_iter)
-        if self.learn_rate is not None and self.solver == "lbfgs":
-            warnings.warn(
-                f"LMNN: learn_rate={self.learn_rate} is used by "
-                "solver='subgradient' and solver='sgd' only; solver='lbfgs' "
-                "(the default) chooses its own steps. Drop learn_rate, or "
-                "pass solver='subgradient'.", UserWarning, stacklevel=4)
         return params
 
     def _validate(self, X, y, n_neighbors):
@@ -537,14 +441,6 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
                 UserWarning,
             )
         return X, labels.indices
-
-    def _warm_components(self, n_features):
-        """The previous ``components_`` when ``warm_start`` applies, else None."""
-        L = getattr(self, "components_", None) if self.warm_start else None
-        if L is None or L.shape[1] != n_features or (
-                self.n_components is not None and L.shape[0] != self.n_components):
-            return None
-        return L.copy()
 
 
 class _History:
@@ -567,35 +463,3 @@ class _History:
             return False
         est.components_ = (x / self.scale).reshape(self.shape)
         return bool(est.callback(est, it))
-
-
-def _size(n_bytes):
-    """A byte count for messages: '812 kB', '37 MB', '1.2 GB'."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n_bytes >= scale:
-            return f"{n_bytes / scale:.3g} {unit}"
-    return f"{int(n_bytes)} B"
-
-
-def _subsample_message(note):
-    """The warning that the push term is sampled, and what the exact loss would cost.
-
-    ``note``: the oracle's :class:`~metric_estimators.solvers.impostors.SubsampleNote`.
-    The exact loss needs its near-active pairs plus 20 % of room; an
-    objective evaluation makes about three passes over the pairs
-    (distances, weights, gradient).
-    """
-    full = 1.2 * note.near_active
-    budget = "" if note.budget is None else f" (impostor_memory={_size(note.budget)})"
-    per_pass = 3.0 * note.seconds_per_pair
-    return (
-        f"More than max_impostors={note.cap}{budget} impostor pairs are near-"
-        f"active (about {note.near_active:.3g}); the push term is estimated on a "
-        f"fixed random subset of impostor pairs (fraction {note.fraction:.3g}). "
-        f"The exact LMNN loss needs max_impostors >= {full:.3g} (impostor_memory "
-        f">= {_size(note.pair_bytes * full)}): about "
-        f"{_size(note.pair_bytes * max(full - note.cap, 0.0))} more memory, and "
-        f"roughly {per_pass * full:.2g} s instead of {per_pass * note.n_kept:.2g} s "
-        f"on impostors per objective evaluation (this search took "
-        f"{note.search_seconds:.2g} s)."
-    )

@@ -9,7 +9,7 @@
   priors and signed graphs;
 - :mod:`.parameters`: parameter values that ``_parameter_constraints``
   cannot check (integers, ``n_components``, distance bounds);
-- :mod:`.compat`: metric-learn's parameter names;
+- :mod:`.compat`: metric-learn's parameter names and order;
 - :mod:`.text`: memory sizes given as strings and values shown in messages.
 
 The numerical tests these checks rely on (positive definiteness) live in
@@ -17,7 +17,7 @@ The numerical tests these checks rely on (positive definiteness) live in
 below are re-exported so that ``from ._validation import name`` works.
 """
 
-from .compat import renamed_parameter
+from .compat import check_init_not_first, lmnn_metric_learn_parameters, renamed_parameter
 from .matrices import (
     check_array_2d,
     check_init,
@@ -59,6 +59,7 @@ __all__ = [
     "check_bounds",
     "check_indices",
     "check_init",
+    "check_init_not_first",
     "check_int",
     "check_n_components",
     "check_no_tuple_labels",
@@ -70,6 +71,7 @@ __all__ = [
     "check_symmetric_matrix",
     "dissimilar_identical_mask",
     "for_message",
+    "lmnn_metric_learn_parameters",
     "parse_memory",
     "renamed_parameter",
     "resolve_preprocessor",
