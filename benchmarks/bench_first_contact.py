@@ -389,11 +389,11 @@ def render_kernels(rows: list, stem: str = KERNEL_STEM, top: int = 8) -> str:
          "many type signatures of the kernel were compiled. Names are relative to "
          "`metric_estimators._kernels`; `numba.*` are numba's own helpers compiled for "
          "our kernels."])
-    by = {r["dataset"]: r for r in rows}
-    for case in CASES:
-        r = by.get(case)
-        if r is None:
-            continue
+    # the classic cases in their order, then every other case as measured
+    # (a cliff case once per scale, a forced mode once per mode)
+    order = {case: i for i, case in enumerate(CASES)}
+    for r in sorted(rows, key=lambda r: order.get(r["dataset"], len(order))):
+        case = _label(r).replace(" empty", "")
         if "error" in r:
             lines += [f"## {case}", "", f"error: {r['error']}", ""]
             continue
