@@ -4,9 +4,13 @@
     python benchmarks/bench_first_contact.py --cases cliff   # -> results/first_contact_cliff.{json,md}
     python benchmarks/bench_first_contact.py --kernels       # -> results/first_contact_kernels.{json,md}
 
-The one command for first fits in a fresh process; every job runs the one
-first-fit worker, ``benchmarks/workers/first_contact.py``, through the
-runner.  ``--cases`` picks what is fitted:
+The command for the first fits of every estimator in a fresh process (and
+of the twins' evidence, ``--modes``); every job runs the first-fit worker,
+``benchmarks/workers/first_contact.py``, through the runner.  (Two older
+comparisons keep their own workers: ``bench_cold_start.py``, LMNN's import
+and first fit on iris against scikit-learn's NCA, and ``bench_coldwarm.py``,
+numba's start-up timed apart from a first fit on digits.)  ``--cases``
+picks what is fitted:
 
 * ``classic`` (default): the 17 cases of the worker's ``CASES``, each
   estimator on the data set a new user tries first (scikit-learn's bundled
