@@ -376,3 +376,16 @@ def test_first_contact_cliff_cases_follow_the_families_limits():
                                "process_cpu": 1.0}], "s")
     assert "| cycles | MetricNearness | above | 11 | 10 | 5.50 | 7.0 | **not met** | 4 | 1.00" \
         in text
+
+
+def test_the_converted_result_files_render_their_published_rows():
+    """cc_memory, mlkr_variants and the twins' limits were measured before their
+    commands used the runner; their files render the rows the pages quote."""
+    from benchmarks import bench_cc_memory, bench_mlkr_variants, bench_numpy_paths
+
+    cc = bench_cc_memory.render(runner.load_rows("cc_memory"))
+    assert "| collab | 11000 | default | 132 | 153 | 9023 | 10 |" in cc
+    mlkr = bench_mlkr_variants.render(runner.load_rows("mlkr_variants"))
+    assert "| MLKR (defaults) | -0.093 | 0.194 | 0.837 | 0.760 | 0/6 / 3/3 / 1/3 |" in mlkr
+    limits = bench_numpy_paths.render(runner.load_rows("numpy_paths_threshold_gradient"))
+    assert "| LMNN | digits | 1.595 | 0.314 | +1.281 | 71 / 71 |" in limits
