@@ -320,7 +320,9 @@ def render_cliff(rows: list) -> list:
              "what the fit sees (for ProjectAndForget, all pairs of the fewest points "
              "that reach the scaled number). *Process CPU*: user + system CPU of the "
              "fitting process (not its children) at the end of the first fit; *wall*: "
-             "seconds since the process started, at the same moment. *Met*: process CPU "
+             "seconds since the process started, at the same moment (it includes any "
+             "wait for a compilation in another process). *Compiled*: specialisations "
+             "compiled in the fitting process itself. *Met*: process CPU "
              f"<= {CPU_TARGET:g} s on an empty cache.", "",
              "| family | estimator | scale | size | limit | empty cache: process CPU (s) "
              "| wall (s) | met | compiled | warm cache: process CPU (s) | wall (s) "
