@@ -220,42 +220,14 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
         self
         """
         report = FitReport(self, TABLE_COLUMNS, verbose=self.verbose)
-        self._check_preprocessor()
-        X, y, (classes, y_idx, _) = validate_labelled_points(
-            self, self._points(X), y)
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        n, d = X.shape
-        rng = check_random_state(self.random_state)
-        prior = check_prior(self.prior, d)
-        A0 = prior_matrix(prior, X, d, rng)
-        if bounds is None:
-            low, high = default_bounds(X, A0, rng)
-        else:
-            low, high = check_bounds(bounds)
-        seed = int(rng.randint(np.iinfo(np.int32).max))
+        X, y_idx, A0, (low, high), seed = self._validate(X, y, bounds)
         # Data of extreme scale: X / s and bounds / s^2 (s a power of two,
         # exact) pose the same problem in A, without overflow / underflow.
         s = power_of_two_scale(X)
-        bounds_in = (low, high)
-        if s != 1.0:
-            X = X / s
-            low, high = low / s / s, high / s / s
-        skip = identical_different_class_pairs(X, y_idx)
-        # numba kernels or their numpy twins: asked once, for the whole fit
-        kernels = _backend.choose("logdet_all_pairs",
-                                  n * (n - 1) // 2 - skip.shape[0], d)
+        active, oracle = self._build(X / s if s != 1.0 else X, y_idx, A0,
+                                     low / s / s, high / s / s, seed)
+        report.phase(f"{oracle.n_pairs} pair constraints, bounds ({low:.4g}, {high:.4g})")
         tol = float(self.tol)
-        oracle = LabelPairOracle(
-            X, y_idx, low, high, block_size=self.block_size,
-            max_new=self.max_new_constraints,
-            max_active=int(self.memory_limit * 1e9 / self._PAIR_BYTES),
-            growth=None if self.max_new_constraints is not None else 2.0,
-            skip_pairs=skip, kernels=kernels)
-        active = LogDetPointPairConstraints(A0, self.gamma, X, (low, high),
-                                            random_state=seed,
-                                            kernels=kernels)
-        report.phase(f"{oracle.n_pairs} pair constraints, bounds "
-                     f"({bounds_in[0]:.4g}, {bounds_in[1]:.4g})")
         res = bregman_project_forget(
             active, oracle, objective=active.objective, tol=tol,
             max_iter=self.max_iter, max_passes=self.max_sweeps,
@@ -263,16 +235,53 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
             # the oracle's full scan is the whole criterion (module docstring)
             stop_rule=lambda point, maxv, resid: maxv <= tol,
         )
-        A = active.A
-        violation = float(res.max_violation)
-        if not res.converged:
-            # check the last iterate, then return the best checked one
+        self._store(res, active, oracle, A0, (low, high), s, y_idx, report)
+        return self
+
+    def _validate(self, X, y, bounds):
+        """Validated float64 ``X``, class indices, prior ``A0``, bounds and a seed.
+
+        The random stream serves, in this order, ``prior='random'``, the
+        points behind the default bounds and the seed of the constraint order.
+        """
+        self._check_preprocessor()
+        X, y, (_, y_idx, _) = validate_labelled_points(self, self._points(X), y)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        rng = check_random_state(self.random_state)
+        A0 = prior_matrix(check_prior(self.prior, X.shape[1]), X, X.shape[1], rng)
+        bounds = default_bounds(X, A0, rng) if bounds is None else check_bounds(bounds)
+        return X, y_idx, A0, bounds, int(rng.randint(np.iinfo(np.int32).max))
+
+    def _build(self, X, y_idx, A0, low, high, seed):
+        """The remembered pairs (the active set) and the oracle that scans all pairs."""
+        n, d = X.shape
+        skip = identical_different_class_pairs(X, y_idx)
+        # numba kernels or their numpy twins: asked once, for the whole fit
+        kernels = _backend.choose("logdet_all_pairs", n * (n - 1) // 2 - skip.shape[0], d)
+        oracle = LabelPairOracle(
+            X, y_idx, low, high, block_size=self.block_size,
+            max_new=self.max_new_constraints,
+            max_active=int(self.memory_limit * 1e9 / self._PAIR_BYTES),
+            growth=None if self.max_new_constraints is not None else 2.0,
+            skip_pairs=skip, kernels=kernels)
+        active = LogDetPointPairConstraints(A0, self.gamma, X, (low, high),
+                                            random_state=seed, kernels=kernels)
+        return active, oracle
+
+    def _store(self, res, active, oracle, A0, bounds, s, y_idx, report):
+        """Set the fitted attributes; warn if the run stopped before ``tol``.
+
+        A run that stopped early returns the best iterate the oracle checked,
+        the last one included.
+        """
+        tol = float(self.tol)
+        A, violation = active.A, float(res.max_violation)
+        if res.converged:
+            report.finish(f"converged after {res.n_iter} oracle calls")
+        else:
             oracle(A, tol, active)
-            A = oracle.best_point
-            violation = float(oracle.best_violation)
+            A, violation = oracle.best_point, float(oracle.best_violation)
             report.finish(f"stopped after {res.n_iter} oracle calls")
-            timed_out = (self.max_time is not None
-                         and res.n_iter < self.max_iter)
             log = oracle.log
             detail = (f"largest violation {violation:.3g} (tol={tol:g}); "
                       f"{log['n_violated'][-1]} pairs outside the active set "
@@ -281,24 +290,17 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
                       "scan; raise max_time or max_iter")
             if log["n_returned"][-1] < log["n_violated"][-1]:
                 detail += " (and memory_limit: the active set is full)"
-            if timed_out:
-                convergence_warning(self, max_iter=self.max_time,
-                                    unit="seconds", param="max_time", tol=tol,
-                                    history=res.history["objective"],
-                                    detail=detail, stacklevel=4)
-            else:
-                convergence_warning(self, max_iter=self.max_iter,
-                                    unit="oracle calls", tol=tol,
-                                    history=res.history["objective"],
-                                    detail=detail, stacklevel=4)
-        else:
-            report.finish(f"converged after {res.n_iter} oracle calls")
+            timed_out = self.max_time is not None and res.n_iter < self.max_iter
+            budget = ({"max_iter": self.max_time, "unit": "seconds", "param": "max_time"}
+                      if timed_out else {"max_iter": self.max_iter, "unit": "oracle calls"})
+            convergence_warning(self, **budget, tol=tol, history=res.history["objective"],
+                                detail=detail, stacklevel=5)
         if not np.all(np.isfinite(A)):
             raise FloatingPointError("ProjectAndForget produced a non-finite "
                                      "matrix; check the scale of the data.")
         self.prior_ = A0
         self.components_ = components_from_matrix(A, name="the learned matrix")
-        self.bounds_ = np.array(bounds_in)
+        self.bounds_ = np.array(bounds)
         self.n_iter_ = int(res.n_iter)
         self.loss_curve_ = np.asarray(res.history["objective"])
         history = dict(res.history)
@@ -311,17 +313,14 @@ class ProjectAndForget(MahalanobisMixin, TransformerMixin, BaseEstimator):
                                       oracle.log["active_residual"])]
         self.history_ = history
         self.n_active_ = len(active)
-        self.active_pairs_ = np.column_stack((active.I, active.J)).astype(
-            np.int64)
+        self.active_pairs_ = np.column_stack((active.I, active.J)).astype(np.int64)
         self.duals_ = active.lam / s / s
         self.slack_ = active.xi * s * s
         self.violation_ = violation
         self.converged_ = res.converged
         self.n_pairs_ = oracle.n_pairs
         self.n_violated_ = int(oracle.last_n_violated)
-        self.n_same_pairs_ = int(sum(c * (c - 1) // 2
-                                     for c in np.bincount(y_idx)))
-        return self
+        self.n_same_pairs_ = int(sum(c * (c - 1) // 2 for c in np.bincount(y_idx)))
 
     @property
     def max_violation_(self):
