@@ -194,8 +194,13 @@ class FitReport:
 
     # -- public --------------------------------------------------------------
     def phase(self, text):
-        """Print a phase line (``text``, then the elapsed time)."""
+        """Print a phase line (``text``, then the elapsed time).
+
+        A table row held back by the throttle is printed first, so that the
+        lines keep the order of the events they report.
+        """
         if self.verbose:
+            self._flush_pending()
             self._print(f"{text:<56} ({self.elapsed():.2f} s)")
             self._last_progress = self.elapsed()
 
@@ -274,12 +279,15 @@ class FitReport:
         self.close_bar()
         if not self.verbose:
             return
+        self.phase(text)
+
+    def _flush_pending(self):
+        """Print the last row if the throttle held it back."""
         if self._pending is not None:
             if not self._header_done:
                 self._header()
             self._print(self._pending)
             self._pending = None
-        self.phase(text)
 
 
 def convergence_warning(estimator, *, max_iter, unit="iterations",

@@ -38,16 +38,20 @@ from ._validation.matrices import (
 )
 from .base import DaskClientMixin, DocLinkMixin
 from .solvers.active_sets import CycleConstraints
-from .solvers.bregman import TABLE_COLUMNS
 from .solvers.cc_rounding import ClusteringPool, pivot_rounding
 from .solvers.cc_solve import solve_and_round
 from .solvers.continuation import gamma_stages
 from .solvers.oracles import ShortEdgeTriangleOracle, SparseShortestPathOracle
 
-#: the driver's columns, then the stage's gamma, the relative QP gap (once
-#: the constraints are within 10 tol) and which triangle search ran
-CC_COLUMNS = TABLE_COLUMNS + (Column("Gamma", ".3g"), Column("RelGap", ".2e"),
-                              Column("Oracle", "s", 6))
+#: the verbose table, one row per oracle call: the driver's values under
+#: this estimator's words (the ``verbose`` parameter says what each means),
+#: then the stage's gamma, the relative gap of the regularised problem ("-"
+#: until the constraints are within 10 tol) and which search the oracle ran
+CC_COLUMNS = (Column("Iteration", "d"), Column("LP-objective", ".6e", 14),
+              Column("Violation", ".3e"), Column("Residual", ".3e"),
+              Column("Constraints", "d", 11), Column("New", "d", 8),
+              Column("Passes", "d", 6), Column("Gamma", ".3g", 8),
+              Column("Gap", ".2e", 9), Column("Search", "s", 13))
 
 #: nodes settled per source by the sparse oracle's first capped searches,
 #: the factor by which the cap grows when a capped call finds little, and
@@ -213,12 +217,22 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
     random_state : int, RandomState instance or None, default=None
         Seeds the pivot orders of the rounding.
     verbose : int, default=0
-        Print the LP solve's table: oracle call, LP objective, largest
-        violation, duals residual, active-set size, added, passes, the
-        stage's gamma, the relative QP gap (once the constraints are within
-        ``10 tol``), which search ran (short / dense triangles; sparse
-        input: ``capped`` / ``paths``, the shortest-path oracle with or
-        without its cap), time.
+        Print the LP solve's table, one row per oracle call (1 throttles
+        it, 2 prints every row): ``Iteration`` (oracle calls so far, over
+        all stages), ``LP-objective`` (the LP value of the
+        current iterate, ``sum |A_ij| |x_ij - d_ij|``; about 0 at the start,
+        where every ``x_ij`` is its target ``d_ij``), ``Violation`` (the
+        largest violation of a triangle or pair constraint, to bring below
+        ``tol``), ``Residual`` (how far the remembered constraints are from
+        consistent: a positive dual on a constraint that is not tight),
+        ``Constraints`` (remembered), ``New`` (found by this oracle call),
+        ``Passes`` (projection passes since the last call), ``Gamma`` (the
+        continuation stage), ``Gap`` (relative primal-dual gap of the
+        regularised problem, to bring below ``gap_tol``; ``-`` until the
+        constraints are within ``10 tol``), ``Search`` (what the oracle
+        searched: ``short-edges`` or ``all-triangles`` on a dense ``A``;
+        on a sparse ``A``, ``nearest-<k>``, shortest paths through the ``k``
+        nodes nearest each source, or ``all-paths``) and ``Time(s)``.
     client : distributed.Client or None, default=None
         Sparse ``A`` only (ignored for dense input): run the shortest-path
         oracle's searches on this Dask cluster -- the graph is scattered to
@@ -271,9 +285,12 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         Local-search sweeps run on the kept clustering (0 without local
         search).
     certified_ : bool
-        Whether the solve stopped on the certificate of ``certify_tol``
-        (``cost_ <= (1 + certify_tol) lower_bound_``); ``converged_`` is
-        then False (the LP itself did not converge).
+        Whether ``labels_`` is proven within a factor ``1 + certify_tol``
+        of the best clustering: ``cost_ <= (1 + certify_tol) lower_bound_``
+        (``certify_tol=None`` counts as 0: ``labels_`` is proven optimal),
+        however the fit ended -- LP converged, solve stopped by the
+        certificate (then ``converged_`` is False), ``max_iter`` or
+        ``max_time``.
     n_certificate_checks_ : int
         Checks run for ``certify_tol`` (0 if it is None).
     n_iter_, converged_, violation_, n_active_, history_, loss_curve_
@@ -407,7 +424,6 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
                         f"closure of the iterate, LP optimum in "
                         f"[{s.lower_bound:.6g}, {s.lp_objective:.6g}]"),
                 stacklevel=4)
-        self.certified_ = s.certified
         self.n_certificate_checks_ = s.n_checks
         self.lp_solution_ = s.lp_solution
         self.lp_objective_ = s.lp_objective
@@ -424,6 +440,9 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         self.cost_ = float(cost)
         self.pivot_cost_ = float(pool.pivot_cost)
         self.n_local_sweeps_ = int(sweeps)
+        # proven, however the fit ended: the bound is below every clustering
+        ratio = 0.0 if self.certify_tol is None else float(self.certify_tol)
+        self.certified_ = bool(self.cost_ <= (1.0 + ratio) * self.lower_bound_)
 
     def fit_predict(self, A, y=None):
         """Fit and return ``labels_``."""
@@ -451,5 +470,5 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
 def _search_label(oracle):
     """Which search the oracle's last call ran: the table's last column."""
     if isinstance(oracle, ShortEdgeTriangleOracle):
-        return "dense" if oracle.n_short_ < 0 else "short"
-    return f"c{oracle.cap_}" if oracle.last_capped_ else "paths"
+        return "all-triangles" if oracle.n_short_ < 0 else "short-edges"
+    return f"nearest-{oracle.cap_}" if oracle.last_capped_ else "all-paths"

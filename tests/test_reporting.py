@@ -134,8 +134,13 @@ def test_project_and_forget_tables_report_oracle_active_violation_residual(
            else CorrelationClustering(verbose=2, random_state=0))
     est.fit(np.abs(A) if name == "MetricNearness" else A)
     header, rows = _table(capsys.readouterr().out, name)
-    for column in ("Iteration", "Objective", "Violation", "Residual",
-                   "Active", "Added", "Passes", "Time(s)"):
+    # CorrelationClustering's own words for the driver's columns, and its own
+    objective, active, added = (("Objective", "Active", "Added")
+                                if name == "MetricNearness"
+                                else ("LP-objective", "Constraints", "New"))
+    own = () if name == "MetricNearness" else ("Gamma", "Gap", "Search")
+    for column in ("Iteration", objective, "Violation", "Residual",
+                   active, added, "Passes", *own, "Time(s)"):
         assert column in header
     assert header[-1] == "Time(s)"
     assert all(len(r) == len(header) for r in rows)
@@ -146,7 +151,9 @@ def test_project_and_forget_tables_report_oracle_active_violation_residual(
     col = {c: header.index(c) for c in header}
     # the printed values are the recorded ones
     hist = est.history_
-    assert [int(r[col["Active"]]) for r in rows] == list(hist["n_active"])
+    assert [int(r[col[active]]) for r in rows] == list(hist["n_active"])
+    np.testing.assert_allclose([float(r[col[objective]]) for r in rows],
+                               hist["objective"], rtol=1e-6, atol=1e-300)
     np.testing.assert_allclose(
         [float(r[col["Violation"]]) for r in rows], hist["max_violation"],
         rtol=1e-3)

@@ -172,7 +172,9 @@ def solve_and_round(lp, oracle, graph, pool, *, w_scale, gamma, tol, gap_tol,
                      f"{', '.join(f'{g:.3g}' for g in stages)}")
 
     def extra_row():
-        return (lp.gamma, lp.rel_gap,
+        # the gap is measured once the constraints are within 10 tol: "-" before
+        gap = lp.rel_gap if np.isfinite(lp.rel_gap) else None
+        return (lp.gamma, gap,
                 "" if search_label is None else search_label(oracle))
 
     results, stages = solve_continuation(
@@ -207,8 +209,9 @@ def solve_and_round(lp, oracle, graph, pool, *, w_scale, gamma, tol, gap_tol,
     x = None
     if not final:
         if report is not None:
-            report.phase("the certified lower bound, then rounding" if first
-                         else "rounding, then the certified lower bound")
+            report.phase("lower bound on the optimum, then rounding into "
+                         "clusters" if first else "rounding into clusters, "
+                         "then lower bound on the optimum")
         if first:
             pool.round(X)
         else:
