@@ -1,62 +1,87 @@
-"""The one rule that runs a fit on the numba kernels or on their numpy twins.
+"""The one rule that runs a fit on the numba kernels or on their numpy twins, in tiers.
 
 Every loop over constraints, pairs or points runs in a kernel module of
 :mod:`metric_estimators._kernels` (numba, compiled on first use and cached on
 disk).  Most of them have a *twin* in :mod:`metric_estimators._kernels.numpy`:
 a module with the same name, the same function names, the same arguments
 and the same outputs, written in vectorised numpy.  A twin needs no
-compilation, so a first fit on an empty cache that runs on twins starts at
-once; the compiled kernels are faster once they exist.
+compilation; the compiled kernels are faster once they exist.
 
-The rule
---------
-A fit asks :func:`choose` once, with its *family* (which kernels it calls)
-and its size, and passes the returned :class:`Kernels` down to every object
-that calls a kernel.  Nothing below asks again, so every part of a fit runs
-on the same path.  In the default mode (``"auto"``) the answer is:
+Tiers, as in a JIT runtime
+--------------------------
+The twins are the interpreter and the kernels the compiled tier.  A fit
+asks :func:`choose` once, with its *family* (which kernels it calls, see
+:data:`FAMILIES`) and its size, and passes the returned :class:`Kernels`
+down to every object that calls a kernel; nothing below asks again, so
+every part of a fit runs on one path.  In the default mode (``"auto"``):
 
-* the **numpy twins** when the problem is within its family's limit
-  (:data:`FAMILIES`) *and* one of the numba kernels it would call is not
-  compiled yet, neither in this process nor in numba's on-disk cache
-  (:func:`metric_estimators._compilation.kernels_ready`, one directory
-  listing: it imports and compiles nothing);
-* the **numba kernels** otherwise.
+* **Compiled** (every kernel the fit would call is in numba's on-disk cache
+  or loaded in this process, and no compilation of the family is under
+  way): the kernels, except for a *tiny* fit (at most the family's
+  :attr:`Family.tiny` size) in a process that has not loaded them yet,
+  which runs on the twins: it ends before numba's import and the loading
+  of the compiled kernels would.
+* **Not compiled, within the family's limits** (:attr:`Family.limits`): the
+  twins, at once.  Unless the fit is tiny, the family is *hot*: the fit
+  starts compiling it in a low-priority background process
+  (:mod:`metric_estimators._background`, once per machine: parallel
+  workers share one compilation through a lock file), and the fits that
+  come after it switch to the kernels as soon as the cache holds them.
+  Tiny fits start nothing: the kernels would not pay off for them.
+* **Not compiled, above the limits**: the twins would take longer than the
+  compilation, so the fit starts it in the background (or finds it under
+  way) and waits for it, then runs on the kernels.  Its own process spends
+  no CPU on the compiler.
+
+Which kernels a fit needs depends on its size: the dense oracles run
+parallel kernels from :mod:`metric_estimators._kernels._constants`'s sizes
+on (:attr:`Family.parallel`), so a warm cache of the serial kernels does not
+make a larger fit compile in the foreground.
 
 Why this rule: a compilation costs seconds of CPU per family, far more than
-a small fit, and a user's first fit on a fresh installation is the one that
-decides whether the library feels fast.  So a first fit within the limits
-compiles nothing.  Once the kernels are compiled (by a larger fit, or by
-``python -m metric_estimators.warmup``) they are never slower than their
-twins, so a warm installation always runs them.  A rule on size alone would
-have to give up one of the two: run small fits on the twins forever (slower
-when the kernels are compiled) or compile on the first small fit.  The
-limits bound the twins to the sizes where they cost less than a
-compilation; their measurements are in the files that :data:`FAMILIES`
-names.
+a small fit, and nobody should wait for a compiler they did not ask for;
+but fits are repeated (cross-validation, grid searches, notebooks), and
+after the first minute every fit should run at the compiled speed.  The
+limits are the sizes where a first fit on the twins costs about as much as
+compiling the family, the tiny sizes those where a twin fit costs less
+than loading numba; the measurements behind both are mapped in
+``benchmarks/README.md`` (section "Numpy twins and tiers").
+
+Switches
+--------
+* :data:`VARIABLE` (``METRIC_ESTIMATORS_BACKEND``) fixes the path of a
+  process: ``auto`` (default, the rule above), ``numpy`` (the twins for
+  every problem that has them, whatever its size and whatever the cache
+  holds; large problems are then slow, and the triangle oracle's twin holds
+  ``n^3`` floats) or ``numba`` (the kernels for every problem, compiling
+  them in the foreground if needed).  :func:`use` sets it inside a
+  ``with`` block.
+* ``METRIC_ESTIMATORS_BACKGROUND_COMPILE=0`` switches background
+  compilation off (:func:`metric_estimators._background.enable` in a
+  process): fits within the limits then stay on the twins until
+  ``python -m metric_estimators.warmup`` fills the cache, and larger ones
+  compile in the foreground.  For single-core machines and clusters whose
+  images are built with the warm-up command.
 
 What the rule costs, stated: the two paths give the same solution to the
 solver's tolerance, not the same bits (a twin may sum in another order, or
-project a batch of independent constraints at once), so a result computed
-before and after the kernels were compiled can differ below the tolerance.
-``tests/test_backends.py`` fits every estimator of the test registry on both
-paths and compares them.  Where the bits matter, fix the path for the
-process with the environment variable :data:`VARIABLE`:
+project a batch of independent constraints at once), so the same fit can
+differ below the tolerance before and after its family was compiled.
+``tests/test_backends.py`` fits every estimator that asks the backend on
+both paths and compares them.  Where the bits matter, fix the path.
 
-* ``auto`` (default): the rule above;
-* ``numpy``: the twins for every problem that has them, whatever its size
-  and whatever the cache holds (never compiles what has a twin; large
-  problems are then slow, and the triangle oracle's twin holds ``n^3``
-  floats);
-* ``numba``: the kernels for every problem (compiling them if needed).
-
-:func:`use` sets the mode inside a ``with`` block (tests, benchmarks).
+With ``verbose``, a fit prints the tier it runs on and why
+(:func:`metric_estimators._compilation.announce_tier`).
 """
 
 import importlib
+import math
 import os
 import warnings
 from contextlib import contextmanager
 from typing import NamedTuple
+
+from ._kernels import _constants as _sizes
 
 __all__ = [
     "FAMILIES",
@@ -68,6 +93,9 @@ __all__ = [
     "Kernels",
     "choose",
     "given_or_chosen",
+    "is_tiny",
+    "last_choice",
+    "needed_kernels",
     "mode",
     "use",
     "within_limits",
@@ -79,11 +107,13 @@ VARIABLE = "METRIC_ESTIMATORS_BACKEND"
 #: The modes: the rule, the twins wherever they exist, the kernels everywhere.
 MODES = ("auto", "numpy", "numba")
 
-_RESULTS = "benchmarks/results/"
+#: Where the measurements behind the sizes of :data:`FAMILIES` are mapped to
+#: their commands.
+_EVIDENCE = "benchmarks/README.md, section 'Numpy twins and tiers'"
 
 
 class Family(NamedTuple):
-    """A family of kernels that one kind of fit calls, and how large a fit may be to run on twins.
+    """A family of kernels that one kind of fit calls, and the sizes that set its tier.
 
     Attributes
     ----------
@@ -91,7 +121,8 @@ class Family(NamedTuple):
         What the size of a fit is, in the order :func:`choose` takes it.
     limits : tuple of float
         The largest size, per component, that runs on the twins while the
-        kernels are not compiled.
+        kernels are not compiled: beyond it the twins would cost more than
+        the compilation.
     kernels : tuple of str
         The numba kernels (``"module.function"`` under
         :mod:`metric_estimators._kernels`, helpers included) that the numba
@@ -99,28 +130,49 @@ class Family(NamedTuple):
         compiled.  ``tests/test_backends.py`` checks each list against what
         a fit compiles.
     evidence : str
-        The results file whose measurements set the limits.
+        Where the measurements that set the sizes are mapped to their
+        commands (a section of ``benchmarks/README.md``).
+    tiny : tuple of float, default=()
+        The largest size, per component, whose fit runs on the twins even
+        when the kernels are compiled, unless this process has loaded them
+        already: the twins end before numba's import and the loading of
+        the compiled kernels would.  Such a fit never starts a compilation.
+        Empty: no size is tiny.
+    parallel : tuple, default=()
+        ``((first, kernels), ...)``: the parallel kernels that a fit calls
+        from ``first`` on, in the first component of its size (below it,
+        their serial counterparts in :attr:`kernels`).
     """
 
     size: str
     limits: tuple
     kernels: tuple
     evidence: str
+    tiny: tuple = ()
+    parallel: tuple = ()
+
+
+_TRIANGLES = _sizes.TRIANGLE_PARALLEL_MIN_NODES
+_APSP = _sizes.APSP_PARALLEL_MIN_NODES
+#: the fewest nodes whose complete graph has the pairs of a parallel pass
+_CC_PAIRS = int(math.ceil((1 + math.sqrt(1 + 8 * _sizes.CC_PAIRS_PARALLEL_MIN_PAIRS)) / 2))
+#: the pairs of ProjectAndForget's labelled points when its pair oracle goes parallel
+_PF_PAIRS = _sizes.PAIR_ORACLE_PARALLEL_MIN_POINTS * (_sizes.PAIR_ORACLE_PARALLEL_MIN_POINTS - 1) // 2
+_TRIANGLE_PARALLEL = ("triangle_oracle.triangle_argmin", "triangle_oracle._triangle_hops_parallel")
 
 
 #: The one table of limits: family -> :class:`Family`.
 FAMILIES = {
-    # ITML's listed pairs: (number of listed pairs, dimension).  First fits
-    # on an empty cache: numpy_paths_logdet_first_fit.md
+    # ITML's listed pairs: (number of listed pairs, dimension)
     "logdet_listed": Family(
         "listed pairs, dimension", (20_000, 64),
         ("bregman._dot", "bregman._rank1", "bregman._rank1_matvec",
          "bregman.logdet_sweep", "bregman.logdet_violations",
          "bregman.sym_matvec"),
-        _RESULTS + "numpy_paths_threshold_logdet.md"),
-    # ProjectAndForget's labelled pairs: (number of pairs, dimension).  First
-    # fits on an empty cache: numpy_paths_logdet_first_fit.md; at the limit
-    # with the bulk adds of the active set: penbased_twin_limit.md
+        _EVIDENCE,
+        tiny=(1_000, 32)),
+    # ProjectAndForget's labelled pairs: (number of pairs, dimension); its
+    # pair oracle scans in parallel from a number of points on
     "logdet_all_pairs": Family(
         "labelled pairs, dimension", (20_000, 64),
         ("bregman._dot", "bregman._pair_diff", "bregman._rank1",
@@ -128,9 +180,11 @@ FAMILIES = {
          "bregman.sym_matvec", "pair_oracle._scan_row",
          "pair_oracle._scan_rows_serial",
          "pair_oracle.active_pair_residuals"),
-        _RESULTS + "numpy_paths_threshold_logdet.md"),
-    # MetricNearness on a dense matrix: (number of nodes,); first fits on an
-    # empty cache of both paths: numpy_paths_cycles_first.md
+        _EVIDENCE,
+        tiny=(3_000, 16),
+        parallel=((_PF_PAIRS, ("pair_oracle._scan_rows_parallel",)),)),
+    # MetricNearness on a dense matrix: (number of nodes,); the triangle
+    # oracle runs its parallel kernels from a number of nodes on
     "cycles": Family(
         "nodes", (200,),
         ("constraint_store.all_triangles", "constraint_store.append_triangles",
@@ -147,9 +201,12 @@ FAMILIES = {
          "edges.edges_to_matrix", "edges.matrix_to_edges",
          "triangle_oracle._collect_triangles", "triangle_oracle._hop_rows",
          "triangle_oracle.triangle_argmin_serial"),
-        _RESULTS + "numpy_paths_threshold_cycles.md"),
-    # CorrelationClustering on a dense signed matrix: (number of nodes,);
-    # first fits: numpy_paths_cycles_first.md
+        _EVIDENCE,
+        tiny=(150,),
+        parallel=((_TRIANGLES, _TRIANGLE_PARALLEL),)),
+    # CorrelationClustering on a dense signed matrix: (number of nodes,); the
+    # triangle oracle, the shortest paths and the pair projections go
+    # parallel from their sizes on
     "correlation_clustering": Family(
         "nodes", (100,),
         ("cc_pair_projections._pairs_serial", "constraint_store.all_triangles",
@@ -167,9 +224,12 @@ FAMILIES = {
          "shortest_paths._fw_kouter", "shortest_paths.apsp_serial",
          "triangle_oracle._collect_triangles", "triangle_oracle._hop_rows",
          "triangle_oracle.triangle_argmin_serial"),
-        _RESULTS + "numpy_paths_threshold_cycles.md"),
-    # CorrelationClustering on a sparse signed graph: (number of nodes,);
-    # first fits: numpy_paths_cycles_first.md
+        _EVIDENCE,
+        tiny=(60,),
+        parallel=((_TRIANGLES, _TRIANGLE_PARALLEL),
+                  (_APSP, ("shortest_paths.apsp_parallel",)),
+                  (_CC_PAIRS, ("cc_pair_projections._pairs_parallel",)))),
+    # CorrelationClustering on a sparse signed graph: (number of nodes,)
     "sparse_correlation_clustering": Family(
         "nodes", (500,),
         ("cc_pair_projections._pairs_serial", "constraint_store.all_triangles",
@@ -184,47 +244,52 @@ FAMILIES = {
          "sparse_graph._walk_back", "sparse_graph.ball_pivot",
          "sparse_graph.component_violated_cycles",
          "sparse_graph.short_edge_forest", "sparse_graph._tree_path"),
-        _RESULTS + "numpy_paths_threshold_cycles.md"),
+        _EVIDENCE,
+        tiny=(400,)),
     # The gradient-based learners.  Their warm fits on the twins cost less
     # than, or a second more than, on the kernels up to the limits, where
-    # compiling a family costs seconds (numpy_paths_threshold_gradient.md:
-    # warm fits by size; gradient_first_contact.md: first fits on an empty
-    # cache, each path forced).
+    # compiling a family costs seconds.  MLKR's, LSML's and NCA's twins are
+    # as fast as their kernels up to the limits: all their sizes are tiny.
     # The exact k-NN search alone (OMDML, knn_triplets): (reference points,)
     "neighbours": Family(
         "points", (5_000,),
         ("neighbours.rank_candidates",),
-        _RESULTS + "numpy_paths_threshold_gradient.md"),
+        _EVIDENCE,
+        tiny=(2_000,)),
     # LMNN (its target neighbours included): (samples, features)
     "lmnn": Family(
         "samples, features", (2_000, 64),
         ("lmnn.laplacian_product", "lmnn.near_pairs", "lmnn.pairs_within",
          "lmnn.point_hashes", "lmnn.target_sqdist", "lmnn.threshold_block",
          "lmnn.triplet_loss_weights", "neighbours.rank_candidates"),
-        _RESULTS + "numpy_paths_threshold_gradient.md"),
+        _EVIDENCE,
+        tiny=(600, 32)),
     # MLKR: (samples,)
     "mlkr": Family(
         "samples", (2_000,),
         ("mlkr.mlkr_block",),
-        _RESULTS + "numpy_paths_threshold_gradient.md"),
+        _EVIDENCE,
+        tiny=(2_000,)),
     # SCML and SCML_Supervised (its k-NN triplets included): (points, features)
     "scml": Family(
         "points, features", (2_000, 64),
         ("neighbours.rank_candidates", "scml._hinge", "scml.triplet_batch_gradient",
          "scml.triplet_hinges", "stochastic.adagrad_rda_update"),
-        _RESULTS + "numpy_paths_threshold_gradient.md"),
+        _EVIDENCE,
+        tiny=(600, 32)),
     # LODML (its k-NN graph included): (samples, features)
     "ordinal": Family(
         "samples, features", (5_000, 64),
         ("neighbours.rank_candidates", "ordinal.triplet_hinge"),
-        _RESULTS + "numpy_paths_threshold_gradient.md"),
+        _EVIDENCE,
+        tiny=(5_000, 16)),
     # LSML and LSML_Supervised: (quadruplets, features); per evaluation the
-    # twins cost about the kernels' from 500 to 10,000 quadruplets and 13 to
-    # 64 features (crossovers.md, study lsml)
+    # twins cost about the kernels' up to the limits
     "lsml": Family(
         "quadruplets, features", (10_000, 64),
         ("lsml._quad_form", "lsml.quadruplet_gradient", "lsml.quadruplet_residuals"),
-        _RESULTS + "numpy_paths_threshold_gradient.md"),
+        _EVIDENCE,
+        tiny=(10_000, 64)),
     # NCA's objective and gradient: (samples,).  Every evaluation is one
     # n x n pass; below the limit a cold fit evaluates them with the twin,
     # which costs less than loading numba and compiling the kernel (NCA's
@@ -232,7 +297,8 @@ FAMILIES = {
     "nca": Family(
         "samples", (2_999,),
         ("nca.softmax_weights",),
-        _RESULTS + "first_contact.md"),
+        _EVIDENCE,
+        tiny=(2_999,)),
 }
 
 #: Options of a fit that have no twin: ``(family, option) -> why``.  A fit
@@ -373,26 +439,94 @@ def within_limits(family, *size):
     return all(s <= lim for s, lim in zip(size, limits))
 
 
+def needed_kernels(family, *size):
+    """The numba kernels a fit of ``family`` and this size calls (its parallel ones included)."""
+    fam = FAMILIES[family]
+    names = list(fam.kernels)
+    for first, kernels in fam.parallel:
+        if size and size[0] >= first:
+            names.extend(kernels)
+    return tuple(names)
+
+
+def _size_class(family, *size):
+    """True when the fit calls parallel kernels: its compilation is another one."""
+    return any(size and size[0] >= first for first, _ in FAMILIES[family].parallel)
+
+
+def is_tiny(family, *size):
+    """True when a fit of ``family`` and this size is at most its :attr:`Family.tiny` size."""
+    tiny = FAMILIES[family].tiny
+    return bool(tiny) and all(s <= t for s, t in zip(size, tiny))
+
+
+#: The last answer of :func:`choose` per family: ``(path, why)`` (read by
+#: benchmarks and tests that record which tier each fit ran on).
+last_choice = {}
+
+
+def _answer(family, kernels, why):
+    from ._compilation import announce_tier
+
+    last_choice[family] = (kernels.path, why)
+    path = "numpy twins" if kernels.numpy else "compiled numba kernels"
+    announce_tier(f"runs on the {path}: {why}")
+    return kernels
+
+
 def choose(family, *size):
     """The kernels a fit of ``family`` with this ``size`` runs on (:data:`NUMBA` or :data:`NUMPY`).
 
     Ask once per fit and pass the answer down.  See the module docstring
     for the rule; ``family`` is a key of :data:`FAMILIES` and ``size`` its
-    :attr:`Family.size`.
+    :attr:`Family.size`.  May start a background compilation of the
+    family, or wait for one (above the limits), as the rule says.
     """
     current = _mode["value"]
     if family not in FAMILIES:
         raise ValueError(f"unknown kernel family {family!r}; one of "
                          f"{', '.join(sorted(FAMILIES))}.")
+    within = within_limits(family, *size)
     if current == "numba":
-        return NUMBA
+        return _answer(family, NUMBA, f"{VARIABLE}=numba")
     if current == "numpy":
-        return NUMPY
-    if not within_limits(family, *size):
-        return NUMBA
-    from ._compilation import kernels_ready
+        return _answer(family, NUMPY, f"{VARIABLE}=numpy")
+    return _compiled_or_twins(family, needed_kernels(family, *size),
+                              _size_class(family, *size), within,
+                              is_tiny(family, *size))
 
-    return NUMBA if kernels_ready(FAMILIES[family].kernels) else NUMPY
+
+def _compiled_or_twins(family, needed, parallel, within, tiny):
+    """The tiered rule of the module docstring for one fit (``auto`` mode)."""
+    from . import _background
+    from ._compilation import kernels_loaded, kernels_ready
+
+    if kernels_ready(needed) and not _background.compiling(family, parallel):
+        if tiny and not kernels_loaded(needed):
+            return _answer(family, NUMPY, "a fit this small ends before numba "
+                           "and the compiled kernels would load")
+        return _answer(family, NUMBA, "the kernels are compiled")
+    if tiny and within:
+        return _answer(family, NUMPY, "the kernels are not compiled, and a fit "
+                       "this small does not start their compilation")
+    started = _background.start(family, parallel)
+    if within:
+        if started:
+            return _answer(family, NUMPY, "the kernels are being compiled in a "
+                           "background process; later fits will use them")
+        return _answer(family, NUMPY, "the kernels are not compiled and background "
+                       "compilation is off (python -m metric_estimators.warmup "
+                       "compiles them)")
+    if started:
+        from ._compilation import announce_tier
+
+        announce_tier("waiting for the background compilation of the kernels: "
+                      "at this size the twins would take longer")
+        if _background.wait(family, lambda: kernels_ready(needed), parallel):
+            return _answer(family, NUMBA, "the kernels were compiled in the "
+                           "background while this fit waited")
+    return _answer(family, NUMBA, "the kernels are compiled in this process "
+                   "(a fit this large would take longer on the twins)")
 
 
 def given_or_chosen(kernels, family, *size):
@@ -414,7 +548,11 @@ def choose_for(family, options, *size):
     """
     for option in options:
         if (family, option) in NO_TWIN:
-            return NUMBA
+            if _mode["value"] != "auto":
+                return _answer(family, NUMBA, f"{option} has no twin")
+            # no twin to run meanwhile: wait for a background compilation
+            return _compiled_or_twins(family, needed_kernels(family, *size),
+                                      _size_class(family, *size), False, False)
     return choose(family, *size)
 
 

@@ -52,8 +52,8 @@ import threading
 import weakref
 from pathlib import Path
 
-__all__ = ["NOTICE", "kernels_ready", "logger", "prepare", "register_fit",
-           "user_cache_dir"]
+__all__ = ["NOTICE", "announce_tier", "kernels_loaded", "kernels_ready", "logger",
+           "prepare", "register_fit", "user_cache_dir"]
 
 logger = logging.getLogger("metric_estimators")
 
@@ -207,12 +207,7 @@ def kernels_ready(names):
     rarely: an index written for other argument types or another CPU
     counts as ready, and the fit then compiles what it needs.
     """
-    missing = []
-    for name in names:
-        module, function = name.split(".")
-        loaded = sys.modules.get(f"{KERNELS_PACKAGE}.{module}")
-        if not getattr(getattr(loaded, function, None), "signatures", None):
-            missing.append(name)
+    missing = _not_loaded(names)
     if not missing:
         return True
     directory = expected_cache_path()
@@ -226,6 +221,26 @@ def kernels_ready(names):
     indexed = {f.split("-", 1)[0] for f in files
                if f.endswith(".nbi") and tag in f}
     return all(name in indexed for name in missing)
+
+
+def _not_loaded(names):
+    """The kernels of ``names`` that hold no compiled specialisation in this process."""
+    missing = []
+    for name in names:
+        module, function = name.split(".")
+        loaded = sys.modules.get(f"{KERNELS_PACKAGE}.{module}")
+        if not getattr(getattr(loaded, function, None), "signatures", None):
+            missing.append(name)
+    return missing
+
+
+def kernels_loaded(names):
+    """True when every kernel of ``names`` is compiled or loaded in this process already.
+
+    Then a fit on them pays neither numba's import nor the loading of
+    cached code.  Imports nothing.
+    """
+    return not _not_loaded(names)
 
 
 _stamps = {}
@@ -286,6 +301,20 @@ def announce_compilation():
             return
         _state["logged_outside_fit"] = True
     logger.info(NOTICE.format(name="metric_estimators"))
+
+
+def announce_tier(text):
+    """Say which tier (twins or kernels) the newest running fit runs on, and why.
+
+    A phase line of the fit's report when its ``verbose >= 1``, else a
+    ``logging`` record at DEBUG level (logger ``"metric_estimators"``).
+    """
+    report = _newest_fit()
+    if report is not None and report.verbose:
+        report.phase(text)
+    else:
+        name = report.name if report is not None else "metric_estimators"
+        logger.debug("[%s] %s", name, text)
 
 
 def _install_listener():

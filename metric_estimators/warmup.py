@@ -1,39 +1,43 @@
 """Fill numba's on-disk cache for every kernel: ``python -m metric_estimators.warmup``.
 
-The numba kernels (``metric_estimators._kernels``) are compiled on their
-first call and cached next to their source (or under ``NUMBA_CACHE_DIR``).
-Without a cache, the first fit of each estimator in a new environment spends
-several seconds compiling; with it, a fresh process only loads the compiled
-code.  This command fits every estimator that has kernels once on small
-synthetic data, on the numba kernels (``_backend.use("numba")``: on a cold
-installation small fits would run on the numpy twins instead, see
-:mod:`metric_estimators._backend`), so that every kernel is compiled for the
-argument types that real fits use.  It prints each fit with its time, then
-for each kernel module how many specialisations were compiled now and how
-many were already cached, the total time, and the kernels still not
-compiled (the parallel ones of large problems, unless ``--large``).
+The numba kernels (``metric_estimators._kernels``) are cached on disk once
+compiled (next to their source, or under ``NUMBA_CACHE_DIR``).  On a fresh
+installation nothing is compiled: fits run on the numpy twins, and a fit
+that is worth it starts compiling its family in a background process (see
+:mod:`metric_estimators._backend`), so the kernels arrive by themselves
+within a minute of use.  This command compiles them all at once, in the
+foreground: it fits every estimator that has kernels once on small
+synthetic data, on the numba kernels (``_backend.use("numba")``), so that
+every kernel is compiled for the argument types that real fits use.  It
+prints each fit with its time, then for each kernel module how many
+specialisations were compiled now and how many were already cached, the
+total time, and the kernels still not compiled.
 
-The parallel kernels that only large problems use (the dense oracles from
-:data:`~metric_estimators._kernels.triangle_oracle.PARALLEL_MIN_NODES` nodes
-on, ProjectAndForget's pair oracle from
-:data:`~metric_estimators._kernels.pair_oracle.PARALLEL_MIN_POINTS` points)
-compile slowly and are left out by default: the first large problem
-compiles them (once).  ``--large`` compiles them too.
+The parallel kernels of the dense oracles, which mid-size problems already
+call (the triangle oracle from
+:data:`~metric_estimators._kernels._constants.TRIANGLE_PARALLEL_MIN_NODES`
+nodes on), are compiled too.  Those that only large problems use
+(ProjectAndForget's pair oracle from
+:data:`~metric_estimators._kernels._constants.PAIR_ORACLE_PARALLEL_MIN_POINTS`
+points, the sparse graphs' parallel passes) compile slowly and are left out
+unless ``--large``.
 
-It is worth running once after installing (or upgrading) the package, or
-numba, and before timing a first fit, starting many short processes (a grid
-search with ``n_jobs``, Dask workers) or building an image whose
-installation will be read-only (set ``NUMBA_CACHE_DIR`` to the same
+Run it where background compilation is not wanted or cannot help: before
+timing a first fit, on a cluster whose workers are short-lived (build the
+image with it), with ``METRIC_ESTIMATORS_BACKGROUND_COMPILE=0``, or for an
+installation that will be read-only (set ``NUMBA_CACHE_DIR`` to the same
 directory at build and at run time; without it, a read-only installation
 caches the kernels per user, see :mod:`metric_estimators._compilation`).
 Running it again is cheap: everything then comes from the cache.
 
     python -m metric_estimators.warmup            # the kernels of small and mid-size problems
     python -m metric_estimators.warmup --large    # and the parallel ones of large problems
+    python -m metric_estimators.warmup --family lmnn   # one family (what a background compilation runs)
 """
 
 import contextlib
 import importlib
+import os
 import pkgutil
 import sys
 import time
@@ -86,53 +90,53 @@ def _fits():
     W = rng.rand(25, 25) + 0.5
     W = (W + W.T) / 2
     return [
-        ("LMNN (lbfgs)", lambda: LMNN(random_state=0, max_iter=5).fit(X, y)),
-        ("LMNN (sampled impostors)",
+        ("LMNN (lbfgs)", "lmnn", lambda: LMNN(random_state=0, max_iter=5).fit(X, y)),
+        ("LMNN (sampled impostors)", "lmnn",
          lambda: LMNN(random_state=0, max_iter=5, max_impostors=20).fit(X, y)),
-        ("LMNN (subgradient)",
+        ("LMNN (subgradient)", "lmnn",
          lambda: LMNN(solver="subgradient", random_state=0, max_iter=5).fit(X, y)),
-        ("ITML", lambda: ITML(random_state=0, max_iter=20).fit(pairs, pair_y)),
-        ("ITML_Supervised",
+        ("ITML", "logdet_listed", lambda: ITML(random_state=0, max_iter=20).fit(pairs, pair_y)),
+        ("ITML_Supervised", "logdet_listed",
          lambda: ITML_Supervised(random_state=0, max_iter=20).fit(X, y)),
-        ("OMDML (cholesky)", lambda: OMDML().fit(X, y)),
-        ("OMDML (lbfgs)", lambda: OMDML(solver="lbfgs", max_iter=5).fit(X, y)),
-        ("LODML", lambda: LODML(max_iter=5, random_state=0).fit(X, y)),
-        ("ProjectAndForget",
+        ("OMDML (cholesky)", "neighbours", lambda: OMDML().fit(X, y)),
+        ("OMDML (lbfgs)", "neighbours", lambda: OMDML(solver="lbfgs", max_iter=5).fit(X, y)),
+        ("LODML", "ordinal", lambda: LODML(max_iter=5, random_state=0).fit(X, y)),
+        ("ProjectAndForget", "logdet_all_pairs",
          lambda: ProjectAndForget(random_state=0, max_iter=5).fit(X, y)),
-        ("MetricNearness (l2, triangle)", lambda: MetricNearness(max_iter=3).fit(D)),
-        ("MetricNearness (l2, triangle, weighted)",
+        ("MetricNearness (l2, triangle)", "cycles", lambda: MetricNearness(max_iter=3).fit(D)),
+        ("MetricNearness (l2, triangle, weighted)", "cycles",
          lambda: MetricNearness(max_iter=3).fit(D, sample_weight=W)),
-        ("MetricNearness (l2, two triangles per edge)",
+        ("MetricNearness (l2, two triangles per edge)", "cycles",
          lambda: MetricNearness(triangles_per_edge=2, max_iter=3).fit(D)),
-        ("MetricNearness (l2, shortest_path)",
+        ("MetricNearness (l2, shortest_path)", "cycles",
          lambda: MetricNearness(oracle="shortest_path", max_iter=3).fit(D)),
-        ("MetricNearness (kl, shortest_path)",
+        ("MetricNearness (kl, shortest_path)", "cycles",
          lambda: MetricNearness(divergence="kl", oracle="shortest_path",
                                 max_iter=3).fit(D)),
-        ("CorrelationClustering",
+        ("CorrelationClustering", "correlation_clustering",
          lambda: CorrelationClustering(random_state=0).fit(A)),
-        ("CorrelationClustering (noisy signs)",
+        ("CorrelationClustering (noisy signs)", "correlation_clustering",
          lambda: CorrelationClustering(random_state=0).fit(noisy)),
-        ("CorrelationClustering (many small groups: short-edge search)",
+        ("CorrelationClustering (many small groups: short-edge search)", "correlation_clustering",
          lambda: CorrelationClustering(random_state=0).fit(few)),
-        ("CorrelationClustering (sparse graph, stopped: the closure)",
+        ("CorrelationClustering (sparse graph, stopped: the closure)", "sparse_correlation_clustering",
          lambda: CorrelationClustering(random_state=0, max_iter=1).fit(
              sparse.csr_matrix(noisy * (mask & mask.T)))),
-        ("CorrelationClustering (sparse graph)",
+        ("CorrelationClustering (sparse graph)", "sparse_correlation_clustering",
          lambda: CorrelationClustering(random_state=0, max_iter=3).fit(
              sparse.csr_matrix(A * (mask & mask.T)))),
         # in-process sparse fits search per component; the per-node
         # searches run on Dask workers (which read this cache)
-        ("SparseShortestPathOracle (per-node searches)",
+        ("SparseShortestPathOracle (per-node searches)", "sparse_correlation_clustering",
          lambda: _per_node_searches(sparse.triu(
              sparse.csr_matrix(A * (mask & mask.T)), 1).tocoo())),
-        ("knn_triplets", lambda: knn_triplets(X, y)),
-        ("SCML_Supervised",
+        ("knn_triplets", "neighbours", lambda: knn_triplets(X, y)),
+        ("SCML_Supervised", "scml",
          lambda: SCML_Supervised(random_state=0, max_iter=50, output_iter=25).fit(X, y)),
-        ("MLKR", lambda: MLKR(random_state=0, max_iter=5).fit(X, X[:, 0])),
-        ("LSML_Supervised",
+        ("MLKR", "mlkr", lambda: MLKR(random_state=0, max_iter=5).fit(X, X[:, 0])),
+        ("LSML_Supervised", "lsml",
          lambda: LSML_Supervised(random_state=0, max_iter=5).fit(X, y)),
-        ("NCA (large-data evaluation)", lambda: _nca_evaluation(X, y)),
+        ("NCA (large-data evaluation)", "nca", lambda: _nca_evaluation(X, y)),
     ]
 
 
@@ -223,7 +227,22 @@ def cache_location():
     return str(_compilation._kernels_cache_path())
 
 
-def warm_up(verbose=True, large=False):
+#: The families whose parallel kernels the default warm-up compiles too: the
+#: dense oracles go parallel at sizes a user meets (the triangle oracle from
+#: ``TRIANGLE_PARALLEL_MIN_NODES`` nodes on).  ``--large`` adds the others.
+MID_SIZE_PARALLEL = ("cycles", "correlation_clustering")
+
+
+def _selected(families, large):
+    """The warm-up's (name, callable) pairs for ``families`` (None: all), parallel ones included."""
+    fits = [(name, family, fit) for name, family, fit in _fits()
+            if families is None or family in families]
+    parallel = [(f"{name} (parallel kernels)", family, fit) for name, family, fit in fits
+                if large or family in MID_SIZE_PARALLEL]
+    return fits + parallel
+
+
+def warm_up(verbose=True, large=False, families=None):
     """Call every numba kernel once so that numba's disk cache holds them all.
 
     Parameters
@@ -231,7 +250,12 @@ def warm_up(verbose=True, large=False):
     verbose : bool, default=True
         Print one line per fit and a table of kernel modules.
     large : bool, default=False
-        Also compile the parallel kernels that only large problems use.
+        Also compile the parallel kernels that only large problems use
+        (those of mid-size dense problems are always compiled).
+    families : iterable of str, optional
+        Only the fits of these kernel families (keys of
+        :data:`metric_estimators._backend.FAMILIES`), their parallel kernels
+        included when ``large``; what a background compilation runs.
 
     Returns
     -------
@@ -241,19 +265,19 @@ def warm_up(verbose=True, large=False):
     """
     from . import _backend
 
+    if families is not None:
+        families = set(families)
+        unknown = families - set(_backend.FAMILIES)
+        if unknown:
+            raise ValueError(f"unknown kernel famil{'ies' if len(unknown) > 1 else 'y'} "
+                             f"{', '.join(sorted(unknown))}; one of "
+                             f"{', '.join(sorted(_backend.FAMILIES))}.")
     start, cpu = time.perf_counter(), time.process_time()
     # on a cold installation small fits run on the numpy twins: force the kernels
     with warnings.catch_warnings(), _backend.use("numba"):
         # the fits are deliberately short: their convergence does not matter
         warnings.simplefilter("ignore")
-        fits = _fits()
-        if large:
-            fits += [(f"{name} (parallel kernels)", fit)
-                     for name, fit in fits
-                     if name.startswith(("MetricNearness",
-                                         "CorrelationClustering",
-                                         "ProjectAndForget"))]
-        for name, fit in fits:
+        for name, _, fit in _selected(families, large):
             t0 = time.perf_counter()
             with _parallel_from(0) if name.endswith("(parallel kernels)") \
                     else contextlib.nullcontext():
@@ -261,35 +285,59 @@ def warm_up(verbose=True, large=False):
             if verbose:
                 print(f"  {name:<52s} {time.perf_counter() - t0:6.2f} s",
                       flush=True)
+    if not verbose:
+        return None
     stats = _kernel_stats()
-    if verbose:
-        print(f"{'kernel module':<24s} {'from cache':>10s} {'compiled now':>13s}")
-        for name, (hits, misses) in sorted(stats.items()):
-            print(f"{name:<24s} {hits:>10d} {misses:>13d}")
-        total = sum(m for _, m in stats.values())
-        print(f"numba cache filled in {time.perf_counter() - start:.1f} s "
-              f"({time.process_time() - cpu:.1f} s of CPU; {total} specialisations "
-              f"compiled now) in {cache_location()}.")
-        left = not_compiled()
-        if left:
-            why = ("no fit here calls them" if large else
-                   "the parallel kernels of large problems: add --large")
-            print(f"not compiled ({why}): {', '.join(left)}")
+    print(f"{'kernel module':<24s} {'from cache':>10s} {'compiled now':>13s}")
+    for name, (hits, misses) in sorted(stats.items()):
+        print(f"{name:<24s} {hits:>10d} {misses:>13d}")
+    total = sum(m for _, m in stats.values())
+    print(f"numba cache filled in {time.perf_counter() - start:.1f} s "
+          f"({time.process_time() - cpu:.1f} s of CPU; {total} specialisations "
+          f"compiled now) in {cache_location()}.")
+    left = not_compiled()
+    if left and families is None:
+        why = ("no fit here calls them" if large else
+               "the parallel kernels of large problems: add --large")
+        print(f"not compiled ({why}): {', '.join(left)}")
     return stats
 
 
+def _parser():
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m metric_estimators.warmup",
+        description="Compile metric_estimators' numba kernels into numba's on-disk cache.")
+    parser.add_argument("--large", action="store_true",
+                        help="also the parallel kernels of large problems")
+    parser.add_argument("--family", action="append", dest="families", metavar="NAME",
+                        help="only this kernel family (repeatable); what a fit's "
+                             "background compilation runs")
+    parser.add_argument("--parallel", action="store_true",
+                        help="with --family: its parallel kernels too (same as --large)")
+    parser.add_argument("--quiet", action="store_true", help="print nothing")
+    parser.add_argument("--lock", help=argparse.SUPPRESS)  # a background compilation's lock
+    return parser
+
+
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in ("-h", "--help"):
-        print(__doc__)
-        return 0
-    large = "--large" in argv
-    unknown = [a for a in argv if a != "--large"]
-    if unknown:
-        print(f"unknown argument(s): {' '.join(unknown)}\n{__doc__}", file=sys.stderr)
-        return 2
-    print("Compiling metric_estimators' numba kernels into the cache ...", flush=True)
-    warm_up(large=large)
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        if args.lock:
+            # a background compilation: yield the cores to the fits
+            with contextlib.suppress(AttributeError, OSError):
+                os.nice(10)
+        if not args.quiet:
+            print("Compiling metric_estimators' numba kernels into the cache ...",
+                  flush=True)
+        warm_up(verbose=not args.quiet, large=args.large or args.parallel,
+                families=args.families)
+    finally:
+        if args.lock:
+            from ._background import release
+
+            release(args.lock)
     return 0
 
 

@@ -12,7 +12,9 @@ file of this package).
 
 import numpy as np
 
-__all__ = ["GOLDEN", "HASH_STEP_ADD", "MIX1", "MIX2", "P_TINY"]
+__all__ = ["APSP_PARALLEL_MIN_NODES", "CC_PAIRS_PARALLEL_MIN_PAIRS", "GOLDEN",
+           "HASH_STEP_ADD", "MIX1", "MIX2", "PAIR_ORACLE_PARALLEL_MIN_POINTS", "P_TINY",
+           "SHORT_EDGE_PARALLEL_MIN_NODES", "TRIANGLE_PARALLEL_MIN_NODES"]
 
 #: splitmix64's increment, the odd integer nearest ``2**64`` divided by the
 #: golden ratio: multiplying by it spreads consecutive integers over 64 bits.
@@ -28,3 +30,26 @@ HASH_STEP_ADD = np.uint64(0x632BE59BD9B4E019)
 #: (numerically) in the null space of ``A``; the constraint cannot be
 #: projected onto and is skipped.
 P_TINY = 1e-300
+
+# -- Sizes from which the parallel kernels run ------------------------------
+# Below each size a kernel module calls the serial counterpart of its
+# parallel kernel (the same results), which compiles in a fraction of the
+# time; the parallel one is compiled only when a problem this large comes.
+# The backend (metric_estimators._backend) reads them without importing
+# numba, to know which kernels a fit of a given size needs compiled.
+
+#: The dense triangle oracle (triangle_oracle), in nodes.  Kept low (one tile
+#: of 128 columns) because the serial plain loop falls behind the tiled
+#: vectorised kernel as n grows: warm fits must not slow down.
+TRIANGLE_PARALLEL_MIN_NODES = 128
+#: All-pairs shortest paths and their first hops (shortest_paths), in nodes.
+APSP_PARALLEL_MIN_NODES = 256
+#: The short-edge triangle oracle's passes (short_edge_triangles), in nodes.
+SHORT_EDGE_PARALLEL_MIN_NODES = 256
+#: ProjectAndForget's pair oracle scans the rows of a block in parallel
+#: (pair_oracle), in points: below, a call scans at most 125,000 pairs, too
+#: little work to share between threads.
+PAIR_ORACLE_PARALLEL_MIN_POINTS = 500
+#: A pass of correlation clustering's pair projections (cc_pair_projections),
+#: in pairs: below, the threads' start-up costs more than the pass.
+CC_PAIRS_PARALLEL_MIN_PAIRS = 1 << 16

@@ -32,14 +32,15 @@ import numpy as np
 from numba import njit, prange
 
 from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+from ._constants import CC_PAIRS_PARALLEL_MIN_PAIRS
 from .bregman import hildreth_correction
 from .cycle_projections import slackness_residual
 
 __all__ = ["PARALLEL_MIN_PAIRS", "project_pairs_w", "project_pairs_w_subset"]
 
 #: From this many pairs on, a pass runs on every thread (below, the threads'
-#: start-up costs more than the pass).
-PARALLEL_MIN_PAIRS = 1 << 16
+#: start-up costs more than the pass; the size lives in :mod:`._constants`).
+PARALLEL_MIN_PAIRS = CC_PAIRS_PARALLEL_MIN_PAIRS
 
 #: pairs per block of the parallel pass
 _BLOCK = 1 << 14

@@ -11,15 +11,14 @@ remembered pairs' optimality conditions (:func:`active_pair_residuals`).
 from numba import njit, prange
 
 from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+from ._constants import PAIR_ORACLE_PARALLEL_MIN_POINTS
 
 __all__ = ["PARALLEL_MIN_POINTS", "active_pair_residuals", "scan_pair_block"]
 
 
 #: From this many points on, the rows of a block are scanned in parallel;
-#: below, serially (same results): the parallel kernel is compiled only
-#: when a problem this large comes (below it a call scans at most 125,000
-#: pairs, too little work to share between threads).
-PARALLEL_MIN_POINTS = 500
+#: below, serially (same results; the size lives in :mod:`._constants`).
+PARALLEL_MIN_POINTS = PAIR_ORACLE_PARALLEL_MIN_POINTS
 
 
 @njit(cache=True, nogil=True)

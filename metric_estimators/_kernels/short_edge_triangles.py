@@ -17,14 +17,14 @@ import numpy as np
 from numba import njit, prange
 
 from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+from ._constants import SHORT_EDGE_PARALLEL_MIN_NODES
 from .edges import edge_id
 
 __all__ = ["PARALLEL_MIN_NODES", "short_edge_graph", "short_edge_triangles"]
 
 #: From this many nodes on, the short-edge oracle's passes run in parallel;
-#: below, serially (the same results): the parallel kernels are compiled
-#: only when a problem this large comes.
-PARALLEL_MIN_NODES = 256
+#: below, serially (same results; the size lives in :mod:`._constants`).
+PARALLEL_MIN_NODES = SHORT_EDGE_PARALLEL_MIN_NODES
 
 
 @njit(cache=True, nogil=True)

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+from ._constants import APSP_PARALLEL_MIN_NODES
 from .edges import csr_edge_lookup, edge_id, edge_row_offset
 
 __all__ = ["PARALLEL_MIN_NODES", "apsp", "apsp_parallel", "apsp_serial",
@@ -22,9 +23,8 @@ __all__ = ["PARALLEL_MIN_NODES", "apsp", "apsp_parallel", "apsp_serial",
 _BLOCK = 128
 
 #: From this many nodes on, the parallel kernels run; below, their serial
-#: counterparts (same results), which compile in a fraction of the time: the
-#: parallel ones are compiled only when a problem this large comes.
-PARALLEL_MIN_NODES = 256
+#: counterparts (same results; the size lives in :mod:`._constants`).
+PARALLEL_MIN_NODES = APSP_PARALLEL_MIN_NODES
 
 
 # ---------------------------------------------------------------------------

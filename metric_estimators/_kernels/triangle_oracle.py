@@ -10,17 +10,15 @@ import numpy as np
 from numba import njit, prange
 
 from . import _setup  # noqa: F401  (numba's cache and notices, before any kernel)
+from ._constants import TRIANGLE_PARALLEL_MIN_NODES
 from .edges import edge_id, edge_row_offset
 
 __all__ = ["PARALLEL_MIN_NODES", "triangle_argmin", "triangle_argmin_serial",
            "violated_apexes", "violated_triangles"]
 
 #: From this many nodes on, the tiled parallel kernels run; below, their
-#: serial counterparts (same results), which compile in a fraction of the
-#: time: the parallel ones are compiled only when a problem this large comes.
-#: Kept low (one tile of 128 columns) because the serial plain loop falls
-#: behind the tiled vectorised kernel as n grows: warm fits must not slow down.
-PARALLEL_MIN_NODES = 128
+#: serial counterparts (same results; the size lives in :mod:`._constants`).
+PARALLEL_MIN_NODES = TRIANGLE_PARALLEL_MIN_NODES
 
 _TRI_BI = 16   # rows of a tile (reuse of every loaded X[k, j0:j1])
 _TRI_BJ = 128  # columns of a tile
