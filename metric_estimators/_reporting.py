@@ -292,7 +292,8 @@ class FitReport:
 
 def convergence_warning(estimator, *, max_iter, unit="iterations",
                         param="max_iter", tol=None, tol_param="tol",
-                        history=None, window=10, detail=None, stacklevel=3):
+                        history=None, window=10, detail=None, advice=None,
+                        stacklevel=3):
     """Emit the one ConvergenceWarning text: what was hit and what to change.
 
     Parameters
@@ -317,6 +318,9 @@ def convergence_warning(estimator, *, max_iter, unit="iterations",
         See ``history``.
     detail : str or None
         One more clause, e.g. ``"largest violation 1.2e-03"``.
+    advice : str or None
+        What to do, when the estimator knows better than the default
+        advice ("Increase max_iter (now ...) or tol (now ...)").
     stacklevel : int, default=3
         Passed to :func:`warnings.warn` (3 points at the caller of ``fit``
         when this is called from ``fit`` directly).
@@ -341,9 +345,11 @@ def convergence_warning(estimator, *, max_iter, unit="iterations",
         reasons.append(str(detail))
     if reasons:
         parts.append(": " + "; ".join(reasons))
-    advice = f"Increase {param} (now {max_iter})"
-    if tol is not None:
-        advice += f" or {tol_param} (now {float(tol):.3g})"
-    message = "".join(parts) + ". " + advice + "."
+    if advice is None:
+        advice = f"Increase {param} (now {max_iter})"
+        if tol is not None:
+            advice += f" or {tol_param} (now {float(tol):.3g})"
+        advice += "."
+    message = "".join(parts) + ". " + advice
     warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel)
     return message

@@ -111,3 +111,14 @@ def test_verbose_table(capsys):
     out = capsys.readouterr().out
     assert "[MLKR]  Iteration      Objective" in out
     assert "[MLKR] 20 points, 2 features, 2 components" in out
+
+
+def test_warning_at_the_default_tol_says_what_to_do():
+    rng = np.random.RandomState(3)
+    X, y = rng.randn(30, 3), rng.randn(30)
+    with pytest.warns(ConvergenceWarning, match=r"\|\|L\|\| grew from .* pass a "
+                      r"relative tolerance, e\.g\. tol=1e-5"):
+        MLKR(max_iter=3).fit(X, y)
+    # a tolerance of the user's own: the plain advice
+    with pytest.warns(ConvergenceWarning, match=r"Increase max_iter \(now 3\) or tol"):
+        MLKR(max_iter=3, tol=1e-12).fit(X, y)
