@@ -8,7 +8,7 @@ import pytest
 from scipy.spatial.distance import mahalanobis
 
 from metric_estimators._linalg import initialize_components
-from metric_estimators._validation import check_init, validate_pairs
+from metric_estimators._validation import check_init, check_n_components, validate_pairs
 from metric_estimators.base import MahalanobisDistance, components_from_matrix
 from metric_estimators.constraints import (
     Constraints,
@@ -85,11 +85,23 @@ def test_initialize_components_variants():
     np.testing.assert_array_equal(initialize_components("auto", X, y, 4, 0),
                                   initialize_components("pca", X, y, 4, 0))
     np.testing.assert_array_equal(initialize_components("auto", X, y, None, 0), np.eye(5))
+    # auto_lda=False: the same rule without its LDA branch
+    np.testing.assert_array_equal(initialize_components("auto", X, y, 2, 0, auto_lda=False),
+                                  initialize_components("pca", X, y, 2, 0))
+    np.testing.assert_array_equal(initialize_components("auto", X, y, None, 0, auto_lda=False),
+                                  np.eye(5))
     np.testing.assert_array_equal(
         initialize_components("random", X, y, 4, 7), initialize_components("random", X, y, 4, 7)
     )
     with pytest.raises(ValueError, match="init has 3 columns"):
         check_init(np.eye(3), X.shape[1], None)
+
+
+def test_check_n_components_resolves_none_and_refuses_too_many():
+    assert check_n_components(None, 4) == 4
+    assert check_n_components(2, 4) == 2
+    with pytest.raises(ValueError, match="n_components=5 must be <= n_features=4"):
+        check_n_components(5, 4)
 
 
 # ------------------------------------------------------------------ validation
