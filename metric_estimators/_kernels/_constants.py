@@ -1,13 +1,14 @@
-"""Constants that a numba kernel and its numpy twin must share exactly.
+"""Constants of the kernels that code without numba must read too.
 
 Where a kernel module and its twin in :mod:`metric_estimators._kernels.numpy`
 promise the same bits (the hashes of LMNN's impostor pairs and of Project and
 Forget's cycle constraints) or the same decisions (which LogDet projection is
 skipped), they read the numbers from here, so that the two copies cannot
-drift apart.  This module imports numpy only: the twins load it without
-numba.  numba kernels take these module-level values as compile-time
-constants (a change recompiles them: the kernels' cache stamp covers every
-file of this package).
+drift apart; so does the backend for the sizes from which the parallel
+kernels run.  This module imports numpy only: the twins and the backend load
+it without numba.  numba kernels take these module-level values as
+compile-time constants (a change recompiles them: the kernels' cache stamp
+covers every file of this package).
 """
 
 import numpy as np
