@@ -182,7 +182,8 @@ class _BaseSCML(MahalanobisMixin, BaseEstimator):
         history = [1.0] + list(result.objective_curve)  # F(0) = 1
         old, new = history[-2], history[-1]
         report.finish(f"{self.n_iter_} iterations, best at {self.best_iter_}, "
-                      f"{np.count_nonzero(w)} non-zero weights")
+                      f"{np.count_nonzero(w)} non-zero weights, components_ "
+                      f"{self.components_.shape[0]} x {self.components_.shape[1]}")
         total = history[0] - new  # the whole decrease so far
         if old - new > STILL_DECREASING * max(total, 1e-300):
             last = result.checkpoints[-2] if len(result.checkpoints) > 1 else 0
@@ -202,16 +203,16 @@ class _BaseSCML(MahalanobisMixin, BaseEstimator):
 
     def _components(self, M, basis, w):
         """``L`` with ``L^T L = M``: ``(n_active, n_features)`` when fewer
-        basis elements than features have a non-zero weight, with a warning."""
+        basis elements than features have a non-zero weight.
+
+        A metric of lower rank than the number of features is what SCML's
+        sparse weights are for (the directions the triplets need), not a
+        fault: the verbose output and the shape of ``components_`` say it,
+        and ``transform`` then reduces the dimension.
+        """
         active = w > 0
         n_active, n_features = int(np.count_nonzero(active)), basis.shape[1]
         if 0 < n_active < n_features:
-            warnings.warn(
-                f"{type(self).__name__}: only {n_active} basis elements have "
-                f"a non-zero weight, fewer than the {n_features} features; "
-                f"the learned map reduces the dimension to {n_active} "
-                f"(components_ has {n_active} rows).  Lower beta to keep "
-                "more directions.", UserWarning, stacklevel=5)
             return np.sqrt(w[active])[:, None] * basis[active]
         return components_from_matrix(M, name="the learned matrix")
 
@@ -260,7 +261,7 @@ class SCML(TripletsClassifierMixin, _BaseSCML):
     ----------
     components_ : ndarray of shape (n_components, n_features)
         ``L`` with ``L^T L = M``: square, unless fewer than ``n_features``
-        basis elements have a non-zero weight; then (with a warning) its
+        basis elements have a non-zero weight; then its
         rows are the active elements ``sqrt(w_k) b_k``, and ``transform``
         reduces the dimension.
     basis_ : ndarray of shape (n_basis, n_features)
