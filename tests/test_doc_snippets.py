@@ -68,3 +68,12 @@ def test_undefined_names_fail():
     # the runner fails on the README's former snippet, which used undefined X, y
     with pytest.raises(AssertionError, match="NameError"):
         _run(["from metric_estimators import LMNN\nLMNN().fit(X, y)\n"])
+
+
+def test_triplets_guide_example_prints_what_it_says_without_warnings():
+    (block,) = python_blocks("docs/user_guide/triplets.rst")
+    out = _run(["import warnings\nwarnings.simplefilter('error')\n", block]).split("\n")
+    out = [line for line in out if line]
+    assert len(out) == block.count("print(") == 5
+    for line in out:  # each printed line is the comment next to its print
+        assert f"# {line}" in block, line
