@@ -44,8 +44,8 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["STALE_SECONDS", "VARIABLE", "compiling", "enable", "enabled",
-           "lock_path", "release", "start", "wait"]
+__all__ = ["NICENESS", "STALE_SECONDS", "VARIABLE", "compiling", "enable", "enabled",
+           "launched", "lock_path", "release", "start", "wait"]
 
 #: The environment variable that switches background compilation off (``0``).
 VARIABLE = "METRIC_ESTIMATORS_BACKGROUND_COMPILE"
@@ -53,12 +53,20 @@ VARIABLE = "METRIC_ESTIMATORS_BACKGROUND_COMPILE"
 #: A lock older than this (seconds) belongs to a compilation that hung: ignored.
 STALE_SECONDS = 900.0
 
+#: How much the child lowers its priority (``os.nice``): enough that the
+#: fits keep their cores, not so much that a busy machine starves the
+#: compilation they are waiting for.
+NICENESS = 5
+
 _OFF = ("0", "off", "false", "no")
 
 _lock = threading.Lock()
 _state = {"enabled": os.environ.get(VARIABLE, "1").strip().lower() not in _OFF}
 _asked = set()  # (family, parallel) this process has launched or found under way
 _children = []  # the Popen objects this process started (reaped on poll)
+#: ``(family, parallel, pid)`` of every compilation this process launched
+#: (read by benchmarks and tests that count compilations per machine).
+launched = []
 
 
 def enabled():
@@ -216,6 +224,7 @@ def start(family, parallel=False):
         pass
     with _lock:
         _children.append(child)
+        launched.append((family, parallel, child.pid))
     return True
 
 

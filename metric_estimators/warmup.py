@@ -326,8 +326,10 @@ def main(argv=None):
     try:
         if args.lock:
             # a background compilation: yield the cores to the fits
+            from ._background import NICENESS
+
             with contextlib.suppress(AttributeError, OSError):
-                os.nice(10)
+                os.nice(NICENESS)
         if not args.quiet:
             print("Compiling metric_estimators' numba kernels into the cache ...",
                   flush=True)
