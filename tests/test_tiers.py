@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pytest
 
-from metric_estimators import LMNN, _background, _backend, _compilation
+from metric_estimators import LMNN, _backend, _background, _compilation
 
 
 @pytest.fixture

@@ -51,7 +51,7 @@ _T0_VAR = "BENCH_REPEATED_FITS_T0"
 
 def _log_fit(kind, start, start_cpu, family):
     """Append this fit's line to the job's log (any process of the job)."""
-    from metric_estimators import _background, _backend
+    from metric_estimators import _backend, _background
 
     end = time.time()
     line = {"pid": os.getpid(), "estimator": kind,
