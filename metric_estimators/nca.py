@@ -14,9 +14,10 @@ from sklearn.utils import check_random_state
 
 from . import _backend
 from ._docstrings import fill_doc
-from ._problems.nca import nca_model, nca_objective
+from ._problems.nca import NCAProblem, initial_components
 from ._reporting import ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._sklearn_private import Interval, StrOptions, _fit_context
+from ._validation.matrices import check_init
 from ._validation.parameters import check_n_components
 from ._validation.points import validate_labelled_points
 from .base import MahalanobisMixin
@@ -34,14 +35,15 @@ class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
     NCA (Goldberger et al., NIPS 2004) learns ``L`` maximising the expected
     number of training points that a stochastic nearest-neighbour rule
     classifies correctly, ``sum_i sum_{j ~ i} p_ij`` with ``p_ij`` a softmax
-    of ``-||L x_i - L x_j||^2`` over ``j != i``.  The initialisation and the
-    L-BFGS-B solve are scikit-learn's
-    :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`; the
-    objective and gradient are evaluated by a faster kernel (the same
-    values up to round-off, so ``components_`` equals scikit-learn's to
-    round-off; :func:`metric_estimators._problems.nca.nca_loss_grad`), or
-    by its numpy twin on a small first fit (:mod:`metric_estimators._backend`,
-    family ``"nca"``).  This class
+    of ``-||L x_i - L x_j||^2`` over ``j != i``.  The start and the
+    L-BFGS-B run are those of scikit-learn's
+    :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis` (the same
+    ``init`` rule, ``ftol = gtol = tol``); the objective and gradient are
+    evaluated by a faster kernel (the same values up to round-off, so
+    ``components_`` equals scikit-learn's to round-off;
+    :func:`metric_estimators._problems.nca.nca_loss_grad`), or by its numpy
+    twin on a small first fit (:mod:`metric_estimators._backend`, family
+    ``"nca"``).  This class
     adds the metric-learner face: metric-learn's parameters, ``preprocessor``,
     ``get_metric`` / ``pair_distance``, the objective per iteration and the
     shared verbose table and ConvergenceWarning.
@@ -154,12 +156,12 @@ class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
         check_n_components(self.n_components, X.shape[1])
         tol = DEFAULT_TOL if self.tol is None else self.tol
         report.phase(f"{X.shape[0]} points, {classes.size} classes")
-        model = nca_model(
-            X, y_idx, n_components=self.n_components, init=init,
-            max_iter=self.max_iter, tol=tol,
-            random_state=check_random_state(self.random_state),
-            kernels=_backend.choose("nca", X.shape[0]))
-        result = solve_nca(model, X, y_idx, nca_objective, report=report)
+        L0 = initial_components(
+            check_init(init, X.shape[1], self.n_components), X, y_idx,
+            self.n_components, check_random_state(self.random_state))
+        problem = NCAProblem(X, y_idx, _backend.choose("nca", X.shape[0]))
+        result = solve_nca(problem, L0, max_iter=self.max_iter, tol=tol,
+                           report=report)
         self.components_ = result.components
         self.n_iter_ = result.n_iter
         self.loss_curve_ = np.asarray(result.history["objective"], dtype=np.float64)

@@ -136,3 +136,14 @@ def test_bad_parameters(iris):
         NCA(n_components=5).fit(X, y)
     with pytest.raises(ValueError, match="'tol' parameter"):
         NCA(tol=-1.0).fit(X, y)
+
+
+def test_array_init_is_validated_like_the_other_learners(iris):
+    X, y = iris
+    with pytest.raises(ValueError, match="init has 2 columns, but X has 4 features"):
+        NCA(init=np.eye(2)).fit(X, y)
+    with pytest.raises(ValueError, match="init has 2 rows but n_components=3"):
+        NCA(init=np.eye(2, 4), n_components=3).fit(X, y)
+    L0 = np.random.RandomState(0).randn(2, 4)
+    est = NCA(init=L0, max_iter=1).fit(X, y)
+    assert est.components_.shape == (2, 4)

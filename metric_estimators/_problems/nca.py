@@ -1,4 +1,4 @@
-"""NCA's objective, through scikit-learn's implementation.
+"""NCA's objective and its start.
 
 Goldberger, J., Roweis, S., Hinton, G. and Salakhutdinov, R. (2004).
 Neighbourhood components analysis. NIPS 17.
@@ -9,22 +9,21 @@ stochastic nearest-neighbour rule in the space of ``L``::
     f(L) = sum_i sum_{j in class(i), j != i} p_ij,
     p_ij = exp(-||L x_i - L x_j||^2) / sum_{k != i} exp(-||L x_i - L x_k||^2)
 
-scikit-learn's :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis`
-computes ``f`` and its gradient in ``O(n^2 (d + r))`` and minimises ``-f``
-with L-BFGS-B.  :class:`RecordingNCA` (built by :func:`nca_model`) is that
-estimator (same start, same solver call) with ``f`` and its gradient
-evaluated by :func:`nca_loss_grad` (same values up to round-off, faster)
-on the kernels of the fit (the numba kernel or its numpy twin, chosen once
-per fit by :func:`metric_estimators._backend.choose`), remembering the last
-evaluation;
-:func:`metric_estimators.solvers.nca.solve_nca` runs it and records the
-objective of every iteration.
+:class:`NCAProblem` holds the data and the fit's kernels and evaluates
+``-f`` and its gradient (:func:`nca_loss_grad`, ``O(n^2 (d + r))`` time, one
+``n x n`` array) for L-BFGS-B, counting the evaluations;
+:func:`initial_components` is the start, chosen by scikit-learn's
+:class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis` rule, so that a
+fit here follows scikit-learn's run up to round-off.
+:func:`metric_estimators.solvers.nca.solve_nca` runs the solve.
 """
 
 import numpy as np
-from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
-__all__ = ["RecordingNCA", "nca_loss_grad", "nca_model", "nca_objective"]
+from .._linalg import initialize_components
+
+__all__ = ["NCAProblem", "initial_components", "nca_loss_grad", "nca_objective"]
+
 
 def nca_objective(L, X, y_idx):
     """``f(L)`` above (plain numpy, O(n^2) memory; for fallbacks and checks)."""
@@ -62,38 +61,58 @@ def nca_loss_grad(L, X, y_idx, *, kernels):
     return float(p.sum()), 2.0 * (M.T @ X)
 
 
-class RecordingNCA(NeighborhoodComponentsAnalysis):
-    """scikit-learn's NCA with :func:`nca_loss_grad`, recording the objective.
+class NCAProblem:
+    """``-f`` and its gradient in the flat ``L``, for a minimiser.
 
-    The initialisation, the validation and the L-BFGS-B call are
-    scikit-learn's; the evaluation of the objective and gradient is
-    :func:`nca_loss_grad` on the fit's kernels (same values up to
-    round-off).  The last
-    evaluation of an L-BFGS-B iteration is at the accepted point, so the
-    callback finds the objective there for free.
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y_idx : ndarray of shape (n_samples,)
+        Class indices.
+    kernels : Kernels
+        The fit's kernels (:func:`metric_estimators._backend.choose`).
+
+    Attributes
+    ----------
+    n_evals : int
+        Evaluations so far.
     """
 
-    def _loss_grad_lbfgs(self, transformation, X, same_class_mask, sign=1.0):
-        L = transformation.reshape(-1, X.shape[1])
-        loss, grad = nca_loss_grad(L, X, self._y_idx, kernels=self._kernels)
-        loss, grad = sign * loss, sign * grad.ravel()
-        self._last_eval = (transformation.copy(), float(sign * loss))
-        self._n_evals = getattr(self, "_n_evals", 0) + 1
-        return loss, grad
+    def __init__(self, X, y_idx, kernels):
+        self.X = X
+        self.y_idx = np.ascontiguousarray(y_idx, dtype=np.int64)
+        self.kernels = kernels
+        self.n_evals = 0
+
+    def __call__(self, flat_L):
+        """``(-f(L), -gradient)`` at ``L = flat_L.reshape(-1, n_features)``."""
+        L = flat_L.reshape(-1, self.X.shape[1])
+        value, grad = nca_loss_grad(L, self.X, self.y_idx, kernels=self.kernels)
+        self.n_evals += 1
+        return -value, -grad.ravel()
+
+    def objective(self, L):
+        """``f(L)`` (no gradient)."""
+        return nca_objective(L, self.X, self.y_idx)
 
 
-def nca_model(X, y_idx, *, n_components, init, max_iter, tol, random_state,
-              kernels):
-    """A :class:`RecordingNCA` for the labels ``y_idx``, ready for the solver.
+def initial_components(init, X, y_idx, n_components, random_state):
+    """The starting ``L`` of a fit, as scikit-learn's NCA chooses it.
 
-    ``n_components``, ``init``, ``max_iter``, ``tol`` and ``random_state`` are
-    as in scikit-learn's NeighborhoodComponentsAnalysis; the solve is
-    :func:`metric_estimators.solvers.nca.solve_nca`; ``kernels`` (those
-    of the fit) evaluate the objective.
+    ``init='auto'``: ``'lda'`` when ``n_components <= min(n_features,
+    n_classes - 1)``, else ``'pca'`` when ``n_components < min(n_features,
+    n_samples)``, else ``'identity'``; the maps themselves are
+    :func:`~metric_estimators._linalg.initialize_components` (an array
+    ``init`` must already be validated).
     """
-    model = RecordingNCA(n_components=n_components, init=init,
-                         max_iter=max_iter, tol=tol, random_state=random_state,
-                         verbose=0)
-    model._y_idx = np.ascontiguousarray(y_idx, dtype=np.int64)
-    model._kernels = kernels
-    return model
+    n_samples, n_features = X.shape
+    r = n_features if n_components is None else n_components
+    if isinstance(init, str) and init == "auto":
+        n_classes = np.unique(y_idx).size
+        if r <= min(n_features, n_classes - 1):
+            init = "lda"
+        elif r < min(n_features, n_samples):
+            init = "pca"
+        else:
+            init = "identity"
+    return initialize_components(init, X, y_idx, r, random_state)

@@ -1,9 +1,10 @@
-"""NCA's solve: scikit-learn's L-BFGS-B run, recording every iteration.
+"""NCA's solve: scipy's L-BFGS-B on ``-f``, recording every iteration.
 
-The model is :class:`metric_estimators._problems.nca.RecordingNCA` (built by
-:func:`~metric_estimators._problems.nca.nca_model`): scikit-learn's
-NeighborhoodComponentsAnalysis whose evaluations remember the last point and
-value, so that the callback here finds each iteration's objective for free.
+The problem is :class:`metric_estimators._problems.nca.NCAProblem`; the run
+is the one scikit-learn's NeighborhoodComponentsAnalysis makes (L-BFGS-B
+with ``ftol = gtol = tol`` and ``max_iter`` iterations) through
+:func:`metric_estimators.solvers.lbfgs.lbfgs`, whose callback receives each
+iteration's objective.
 """
 
 import os
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from threadpoolctl import threadpool_limits
+
+from .lbfgs import lbfgs
 
 __all__ = ["NCAResult", "solve_nca"]
 
@@ -34,19 +37,19 @@ class NCAResult:
     history: dict = field(default_factory=dict)
 
 
-def solve_nca(model, X, y_idx, objective, *, report=None):
-    """Maximise NCA's objective with ``model``'s L-BFGS-B solve.
+def solve_nca(problem, L0, *, max_iter, tol, report=None):
+    """Maximise NCA's objective from ``L0``.
 
     Parameters
     ----------
-    model : RecordingNCA
-        The problem (:func:`metric_estimators._problems.nca.nca_model`),
-        with ``max_iter`` and the labels set.
-    X : ndarray of shape (n_samples, n_features)
-    y_idx : ndarray of shape (n_samples,)
-    objective : callable
-        ``objective(L, X, y_idx)``, NCA's ``f``, for an iterate that is not
-        the model's last evaluation (rare).
+    problem : NCAProblem
+        ``-f`` and its gradient (:mod:`metric_estimators._problems.nca`).
+    L0 : ndarray of shape (n_components, n_features)
+        The start.
+    max_iter : int
+        Most L-BFGS-B iterations.
+    tol : float
+        L-BFGS-B's ``ftol`` and ``gtol``.
     report : FitReport or None
         Receives a row ``(iteration, objective)`` per iteration.
 
@@ -59,27 +62,21 @@ def solve_nca(model, X, y_idx, objective, *, report=None):
     """
     history = {"objective": [], "time": []}
 
-    def callback(transformation, n_iter):
-        last = getattr(model, "_last_eval", None)
-        if last is not None and np.array_equal(last[0], transformation):
-            value = last[1]
-        else:  # not the last evaluated point: compute it (rare)
-            L = transformation.reshape(-1, X.shape[1])
-            value = objective(L, X, y_idx)
-        history["objective"].append(value)
+    def callback(x, value):
+        f = -value
+        history["objective"].append(f)
         history["time"].append(report.elapsed() if report is not None else None)
         if report is not None:
-            report.row(len(history["objective"]), value)
+            report.row(len(history["objective"]), f)
 
-    model.callback = callback
-    n, d = X.shape
-    r = d if model.n_components is None else model.n_components
-    work = float(n) * n * (d + r)
+    n, d = problem.X.shape
+    work = float(n) * n * (d + L0.shape[0])
     capped = os.environ.get("OPENBLAS_NUM_THREADS") == "1"
     small = SMALL_BLAS[0] <= work < SMALL_BLAS[1] and not capped
     with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
-        model.fit(X, y_idx)
+        result = lbfgs(problem, np.ravel(L0), max_iter=max_iter, gtol=tol,
+                       ftol=tol, callback=callback)
     n_iter = len(history["objective"])
-    return NCAResult(components=model.components_, n_iter=n_iter,
-                     converged=n_iter < model.max_iter,
-                     n_evals=getattr(model, "_n_evals", 0), history=history)
+    return NCAResult(components=result.x.reshape(L0.shape), n_iter=n_iter,
+                     converged=n_iter < max_iter, n_evals=problem.n_evals,
+                     history=history)
