@@ -121,13 +121,58 @@ def _negative(rng, y, n):
     return a, b, total
 
 
-def default_n_constraints(n_constraints, n_classes):
-    """``n_constraints``, or ``20 * n_classes ** 2`` for None.
+#: The work one pass over the default pairs may cost: pairs x n_features ** 2
+#: (ITML's projections, MMC's and LSML's gradients, SDML's scatter are each
+#: O(n_features ** 2) per pair).
+PAIR_WORK = 10_000_000
+#: and at most this many pairs of each kind (memory: a few tens of MB)
+MAX_DEFAULT_PAIRS = 200_000
 
-    The number of constraints the ``_Supervised`` learners draw from class
-    labels when the user gives none (metric-learn's default).
+
+def default_n_constraints(n_constraints, y, n_features, *, work=PAIR_WORK):
+    """``n_constraints``, or the number of pairs of each kind to draw for None.
+
+    The number of constraints the ``_Supervised`` learners (ITML, MMC, SDML,
+    LSML) draw from class labels when the user gives none.  metric-learn
+    draws ``20 * n_classes ** 2`` pairs whatever the size of the data: 80 on
+    a two-class set of any size, so few that which pairs are drawn decides
+    the metric, and the result changes with the seed.  Here the default
+    grows with the data and the cost of a pair: as many pairs as one pass
+    over them costs :data:`PAIR_WORK` (pairs x ``n_features ** 2``) up to
+    :data:`MAX_DEFAULT_PAIRS`, at least ``20 * n_classes ** 2``, and never
+    more than exist of either kind
+    (so that no pair is asked for twice and nothing warns): on small data,
+    every pair of the rarer kind.
+
+    Parameters
+    ----------
+    n_constraints : int or None
+        The user's number; returned as it is unless None.
+    y : ndarray of shape (n_samples,)
+        Class labels.
+    n_features : int
+    work : int or None, default=PAIR_WORK
+        The budget of one pass over the pairs (pairs x ``n_features ** 2``);
+        None: metric-learn's ``20 * n_classes ** 2`` and nothing else (the
+        count of a learner whose time grows too fast with the pairs: ITML,
+        whose sweeps project onto one pair at a time).
+
+    Returns
+    -------
+    int
     """
-    return 20 * n_classes ** 2 if n_constraints is None else n_constraints
+    if n_constraints is not None:
+        return n_constraints
+    if work is None:
+        return 20 * np.unique(np.asarray(y)).size ** 2
+    _, counts = np.unique(np.asarray(y), return_counts=True)
+    counts = counts.astype(np.int64)
+    n = int(counts.sum())
+    positive = int(np.sum(counts * (counts - 1) // 2))
+    negative = int((n * n - np.sum(counts * counts)) // 2)
+    wanted = max(20 * counts.size ** 2,
+                 min(MAX_DEFAULT_PAIRS, work // max(1, int(n_features)) ** 2))
+    return max(1, min(wanted, positive, negative))
 
 
 def positive_negative_pairs(y, n_constraints, *, same_length=False, random_state=None):

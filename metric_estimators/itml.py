@@ -386,7 +386,7 @@ class ITML_Supervised(TransformerMixin, _BaseITML):
         _refuse_pairs(X, y)
         X, y, labels = validate_labelled_points(self, X, y,
                                                 minus_one_note=True)
-        n_constraints = default_n_constraints(n_constraints, labels.classes.size)
+        n_constraints = default_n_constraints(n_constraints, y, X.shape[1], work=None)
         rng = check_random_state(self.random_state)
         pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
         V = X[pairs[:, 0]] - X[pairs[:, 1]]

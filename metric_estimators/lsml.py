@@ -239,8 +239,13 @@ class LSML_Supervised(TransformerMixin, _BaseLSML):
     tol, max_iter, prior, verbose, random_state
         As in :class:`LSML`; ``random_state`` also seeds the draw.
     n_constraints : int or None, default=None
-        Number of quadruplets; None means ``20 * n_classes ** 2``
-        (metric-learn's default).
+        Number of quadruplets (one same-class and one different-class
+        pair each); None grows with the data
+        (:func:`metric_estimators.constraints.default_n_constraints`): as
+        many as one pass over them costs 10**7 x ``n_features ** -2``, up
+        to 200,000, at least metric-learn's ``20 * n_classes ** 2``, and on
+        small data every pair of the rarer kind, so that the metric hardly
+        depends on ``random_state``.
     weights : array-like of shape (n_constraints,) or None, default=None
         Relative weights of the drawn quadruplets; None means uniform.
     preprocessor : None
@@ -296,7 +301,7 @@ class LSML_Supervised(TransformerMixin, _BaseLSML):
         self._check_preprocessor()
         X, y, labels = validate_labelled_points(
             self, self._points(X), y, minus_one_note=True)
-        n_constraints = default_n_constraints(self.n_constraints, labels.classes.size)
+        n_constraints = default_n_constraints(self.n_constraints, y, X.shape[1])
         rng = check_random_state(self.random_state)
         a, b, c, d = positive_negative_pairs(y, n_constraints, same_length=True,
                                              random_state=rng)

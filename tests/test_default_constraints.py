@@ -1,0 +1,82 @@
+"""The default number of pairs the _Supervised learners draw from class labels.
+
+metric-learn draws ``20 * n_classes ** 2`` pairs of each kind whatever the
+data; MMC_Supervised, SDML_Supervised and LSML_Supervised here draw as many
+as one pass over them costs ``PAIR_WORK`` (pairs x n_features ** 2), at
+most ``MAX_DEFAULT_PAIRS``, at least metric-learn's number, and never more
+than exist of either kind.  The counts are checked against a plain
+enumeration of the pairs.
+"""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+from metric_estimators import LSML_Supervised, MMC_Supervised, SDML_Supervised
+from metric_estimators.constraints import (
+    MAX_DEFAULT_PAIRS,
+    PAIR_WORK,
+    default_n_constraints,
+)
+
+
+def _pair_counts(y):
+    """(same-class, different-class) pairs by enumerating every pair."""
+    same = diff = 0
+    for a, b in itertools.combinations(range(len(y)), 2):
+        if y[a] == y[b]:
+            same += 1
+        else:
+            diff += 1
+    return same, diff
+
+
+def test_a_given_number_is_kept():
+    y = np.repeat([0, 1], 10)
+    assert default_n_constraints(7, y, 3) == 7
+    assert default_n_constraints(10 ** 6, y, 3) == 10 ** 6
+
+
+@pytest.mark.parametrize("sizes", [(30, 12), (5, 40, 9), (20, 20, 20, 3)])
+def test_small_data_gets_every_pair_of_the_rarer_kind(sizes):
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    same, diff = _pair_counts(y)
+    assert default_n_constraints(None, y, 4) == min(same, diff)
+
+
+def test_large_data_follows_the_work_budget_and_the_cap():
+    rng = np.random.RandomState(0)
+    y = rng.randint(0, 3, size=5000)
+    for n_features in (5, 20, 64, 300):
+        expected = max(20 * 3 ** 2, min(MAX_DEFAULT_PAIRS, PAIR_WORK // n_features ** 2))
+        assert default_n_constraints(None, y, n_features) == expected
+    # never fewer than metric-learn's 20 * n_classes ** 2 while enough pairs exist
+    assert default_n_constraints(None, y, 10 ** 4) == 20 * 3 ** 2
+
+
+@pytest.mark.parametrize("Learner", [MMC_Supervised, SDML_Supervised, LSML_Supervised])
+def test_supervised_learners_draw_the_default_without_warning(Learner):
+    rng = np.random.RandomState(1)
+    y = np.repeat([0, 1], [25, 15])
+    X = rng.randn(40, 3) + y[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "only N distinct pairs exist" warning
+        est = Learner(random_state=0).fit(X, y)
+    same, diff = _pair_counts(y)
+    drawn = est.quadruplets_.shape[0] if hasattr(est, "quadruplets_") else \
+        int(np.sum(est.pair_labels_ == -1))
+    assert drawn == min(same, diff) == 375
+
+
+def test_every_pair_of_the_rarer_kind_makes_mmc_seed_free_there():
+    # 40 points, two classes: all 375 different-class pairs are drawn
+    # whatever the seed, so the dissimilar half of the problem is the same
+    rng = np.random.RandomState(2)
+    y = np.repeat([0, 1], [25, 15])
+    X = rng.randn(40, 3) + y[:, None]
+    a, b = (MMC_Supervised(random_state=s).fit(X, y) for s in (0, 1))
+    neg_a = {tuple(sorted(p)) for p in a.pairs_[a.pair_labels_ == -1]}
+    neg_b = {tuple(sorted(p)) for p in b.pairs_[b.pair_labels_ == -1]}
+    assert neg_a == neg_b and len(neg_a) == 375
