@@ -9,6 +9,16 @@ moves or changes one breaks this module only, and ``pyproject.toml`` bounds
 scikit-learn above at the next minor release, which has not been tested.
 ``tests/test_sklearn_private.py`` fails if any other module of the package
 imports a private scikit-learn name.
+
+Besides these imports, the estimators set attributes that scikit-learn reads
+by convention, all documented for third-party estimators:
+``_parameter_constraints`` (read by ``_fit_context``), ``_n_features_out``
+(read by ``ClassNamePrefixFeaturesOutMixin``), ``_doc_link_module``,
+``_doc_link_template`` and ``_doc_link_url_param_generator`` (the "?" link of
+the HTML representation, :class:`metric_estimators.base.DocLinkMixin`) and
+``_estimator_type`` (the pre-tags way to say "classifier", kept next to the
+tags for tools that still read it).  No module overrides a private method
+of a scikit-learn estimator.
 """
 
 # The decorator of every estimator's ``fit``: validates the parameters
