@@ -484,13 +484,15 @@ def test_matrix_of_numbers_held_as_objects(Estimator):
 
 
 def test_trivial_matrices():
-    """0 x 0 and 1 x 1 inputs are valid (documented): an empty / zero metric
-    and an empty / single clustering."""
-    for n in (0, 1):
-        M = MetricNearness().fit(np.zeros((n, n))).metric_
-        assert M.shape == (n, n) and not np.any(M)
-        labels = CorrelationClustering().fit(np.zeros((n, n))).labels_
-        assert labels.shape == (n,)
+    """A 1 x 1 input is valid: a zero metric and a single cluster; a 0 x 0
+    one has nothing to fit and is an error (see BAD_MATRICES, "empty")."""
+    M = MetricNearness().fit(np.zeros((1, 1))).metric_
+    assert M.shape == (1, 1) and not np.any(M)
+    labels = CorrelationClustering().fit(np.zeros((1, 1))).labels_
+    assert labels.shape == (1,)
+    for est in (MetricNearness(), CorrelationClustering()):
+        with pytest.raises(ValueError, match=r"is empty: found array with 0 sample"):
+            est.fit(np.zeros((0, 0)))
 
 
 # -- extreme scales: rescaled internally, correct results --------------------
