@@ -22,9 +22,9 @@ small-data panel and metric-learn's column can be computed at all.
 metric-learn's rows are a fixed function of the pinned release, the data and
 the protocol: they are reused from the result file when one with the same
 key is stored (``--refresh-peers`` runs them again).  Ours, scikit-learn's
-and Euclidean's run on every call.  The two streams (peers; everything else)
-run side by side (``--peer-streams`` of them for the peers), each job in its
-own process (``benchmarks/runner.py``).
+and Euclidean's run on every call.  The peers' jobs and the others
+run side by side (``--peer-streams`` and ``--local-streams`` of each), each
+job in its own process (``benchmarks/runner.py``).
 """
 
 from __future__ import annotations
@@ -61,6 +61,9 @@ DATASETS = (
     # 10 classes, 8 informative + 2 redundant of 10 features, well separated
     "mcf-300-10-2-1-15-1",
 )
+#: no background compilation of numba kernels in the jobs: a panel of many
+#: short processes would start compilations in the middle of its measurements
+JOB_ENV = {"METRIC_ESTIMATORS_BACKGROUND_COMPILE": "0"}
 IMPLS = ("ours", "metric_learn", "sklearn", "euclidean")
 PEERS = ("metric_learn",)
 
@@ -78,28 +81,40 @@ def cell_key(dataset, impl, learner, folds, seeds, cv_seed):
     return {"learner": learner, "folds": folds, "cv_seed": cv_seed, "seeds": used}
 
 
+#: metric-learn's learners by cost: its cheap ones run on every set first,
+#: then each slow one over the sets, so that a short run still fills most cells
+PEER_GROUPS = (("NCA", "LFDA", "MLKR", "Covariance", "LSML_Supervised",
+                "RCA_Supervised", "SDML_Supervised"),
+               ("ITML_Supervised",), ("SCML_Supervised",), ("MMC_Supervised",),
+               ("LMNN",))
+
+
 def build_jobs(args, stored) -> tuple[list, list]:
-    """(peer jobs, local jobs): one job per implementation and data set."""
+    """(peer jobs, local jobs): one job per implementation and data set
+    (metric-learn's: per data set and group of :data:`PEER_GROUPS`)."""
     stored_keys = {runner.row_key(r) for r in stored if not str(r.get("error", "")).startswith(
-        ("timeout", "exit", "crashed", "setup"))}
+        ("timeout", "exit", "crashed", "setup", "TimeoutError"))}
     peers, local = [], []
-    for dataset in args.datasets:
-        for impl in args.impls:
-            seeds = list(range(args.peer_seeds if impl in PEERS else args.seeds))
-            names = learners_of(impl, args.learners)
-            if impl in PEERS and not args.refresh_peers:
-                names = [n for n in names if runner.row_key(
-                    {"dataset": dataset, "impl": impl,
-                     "params": cell_key(dataset, impl, n, args.folds, seeds, 0)})
-                    not in stored_keys]
-            if not names:
-                continue
-            params = {"learners": names, "folds": args.folds, "seeds": seeds, "cv_seed": 0}
-            if impl in PEERS:
-                params["budget"] = args.peer_budget
-            job = runner.Job("accuracy", dataset, impl, params,
-                             python=None if impl in PEERS else args.python)
-            (peers if impl in PEERS else local).append(job)
+    for impl in args.impls:
+        groups = PEER_GROUPS if impl in PEERS else (tuple(args.learners),)
+        seeds = list(range(args.peer_seeds if impl in PEERS else args.seeds))
+        for group in groups:
+            for dataset in args.datasets:
+                names = learners_of(impl, [n for n in args.learners if n in group])
+                if impl in PEERS and not args.refresh_peers:
+                    names = [n for n in names if runner.row_key(
+                        {"dataset": dataset, "impl": impl,
+                         "params": cell_key(dataset, impl, n, args.folds, seeds, 0)})
+                        not in stored_keys]
+                if not names:
+                    continue
+                params = {"learners": names, "folds": args.folds, "seeds": seeds,
+                          "cv_seed": 0}
+                if impl in PEERS:
+                    params["budget"] = args.peer_budget
+                job = runner.Job("accuracy", dataset, impl, params,
+                                 python=None if impl in PEERS else args.python)
+                (peers if impl in PEERS else local).append(job)
     return peers, local
 
 
@@ -125,7 +140,7 @@ def run_stream(jobs, args, info, lock, log):
     """Run jobs one after the other, saving each job's rows as they come."""
     for job in jobs:
         rows = runner.run_job(job, timeout=args.timeout, mem_limit_gb=args.mem_limit_gb,
-                              threads=args.threads, run_info=info)
+                              threads=args.threads, run_info=info, env=JOB_ENV)
         rows = expand_failure(job, rows)
         with lock, runner.job_lock(_lock_path(args.output)):
             runner.save_rows(args.output, rows)
@@ -349,10 +364,13 @@ def main(argv=None) -> int:
                         help="seeds 0..N-1 for ours' randomised learners (default 5)")
     parser.add_argument("--peer-seeds", type=int, default=1,
                         help="seeds for metric-learn's randomised learners (default 1)")
-    parser.add_argument("--peer-budget", type=float, default=600,
+    parser.add_argument("--peer-budget", type=float, default=900,
                         help="seconds of fitting per metric-learn cell before it stops")
     parser.add_argument("--peer-streams", type=int, default=2,
                         help="metric-learn jobs run in this many streams side by side")
+    parser.add_argument("--local-streams", type=int, default=2,
+                        help="this project's (and scikit-learn's, Euclidean's) jobs run in "
+                             "this many streams side by side (default 2, the cores here)")
     parser.add_argument("--refresh-peers", action="store_true",
                         help="run metric-learn's cells even when stored")
     args = parser.parse_args(argv)
@@ -368,7 +386,8 @@ def main(argv=None) -> int:
     def log(text):
         print(f"[{time.perf_counter() - start:7.1f} s] {text}", file=sys.stderr, flush=True)
 
-    groups = [peers[i::args.peer_streams] for i in range(args.peer_streams)] + [local]
+    groups = ([peers[i::args.peer_streams] for i in range(args.peer_streams)]
+              + [local[i::args.local_streams] for i in range(args.local_streams)])
     streams = [threading.Thread(target=run_stream, args=(jobs, args, info, lock, log))
                for jobs in groups if jobs]
     for thread in streams:

@@ -21,8 +21,9 @@ the ConvergenceWarnings (and any other warning except Future/Deprecation
 notices) counted over all fits of the cell, and the summed fit time.
 
 A learner whose fits raise, or give NaN/infinite coordinates, gets a row with
-``error``; one whose summed fit time passes ``budget`` seconds stops there
-(``error``: budget exceeded) so that one slow cell cannot stall a panel.
+``error``; one whose summed fit time has passed ``budget`` seconds before
+its last fit stops there (``error``: budget exceeded) so that one slow cell
+cannot stall a panel.
 
 Dataset names: those of :func:`benchmarks.workers.classification.load_dataset`,
 and ``<name>@<n>``, a stratified subsample of ``n`` points of ``<name>``
@@ -163,9 +164,14 @@ def run_learner(learner, impl, folds, seeds, budget):
     """One cell: every fold (and seed, for the randomised learners)."""
     used_seeds = seeds if learner in RANDOMISED else seeds[:1]
     correct, fit_time, said = [], 0.0, {}
+    total = len(used_seeds) * len(folds)
     for seed in used_seeds:
         per_fold = []
         for X_train, y_train, X_test, y_test in folds:
+            if fit_time > budget:
+                done = sum(len(c) for c in correct) + len(per_fold)
+                raise TimeoutError(f"budget exceeded ({budget:g} s of fitting) after "
+                                   f"{done} of {total} fits")
             est = build(learner, impl, seed)
             right, seconds, caught = fit_score(est, X_train, y_train, X_test, y_test)
             per_fold.append(right)
@@ -173,10 +179,6 @@ def run_learner(learner, impl, folds, seeds, budget):
             for category, message in caught:
                 key = f"{category}: {message[:100]}"
                 said[key] = said.get(key, 0) + 1
-            if fit_time > budget:
-                done = sum(len(c) for c in correct) + len(per_fold)
-                raise TimeoutError(f"budget exceeded ({budget:g} s of fitting) after "
-                                   f"{done} of {len(used_seeds) * len(folds)} fits")
         correct.append(per_fold)
     sizes = [len(fold[3]) for fold in folds]
     n_test = sum(sizes)
@@ -189,7 +191,7 @@ def run_learner(learner, impl, folds, seeds, budget):
         "convergence_warnings": sum(n for k, n in said.items()
                                     if k.startswith("ConvergenceWarning")),
         "warnings": said,
-        "fit_time": fit_time, "fits": len(used_seeds) * len(folds),
+        "fit_time": fit_time, "fits": total,
     }
 
 
