@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 
+from . import _backend
 from ._validation.text import for_message
 
 __all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets",
@@ -244,7 +245,7 @@ def pairs_from_labels(y, n_constraints, *, random_state=None):
     return pairs, labels
 
 
-def knn_triplets(X, y, k_genuine=3, k_impostor=10, *, kernels=None):
+def knn_triplets(X, y, k_genuine=3, k_impostor=10):
     """Triplets ``(i, j, l)``: j among i's k_genuine nearest same-class points,
     l among i's k_impostor nearest other-class points (Euclidean).
 
@@ -262,14 +263,24 @@ def knn_triplets(X, y, k_genuine=3, k_impostor=10, *, kernels=None):
         Same-class neighbours per point (fewer in small classes).
     k_impostor : int, default=10
         Other-class neighbours per point.
-    kernels : Kernels or None, default=None
-        A fit's kernels (:func:`metric_estimators._backend.choose`) for the
-        searches; None: the backend's choice.
 
     Returns
     -------
     triplets : ndarray of shape (n_triplets, 3), int
+
+    Notes
+    -----
+    The searches run on the kernels that
+    :func:`metric_estimators._backend.choose` gives a search among this
+    many points (family ``"neighbours"``); both give the same triplets.
     """
+    X = np.asarray(X, dtype=np.float64)
+    return _knn_triplets(X, y, k_genuine, k_impostor,
+                         kernels=_backend.choose("neighbours", X.shape[0]))
+
+
+def _knn_triplets(X, y, k_genuine, k_impostor, *, kernels):
+    """:func:`knn_triplets` on the kernels of a fit."""
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     check_classification_targets(y)
@@ -435,7 +446,7 @@ class Constraints:
             used[c] += 1
         return out
 
-    def generate_knntriplets(self, X, k_genuine, k_impostor, *, kernels=None):
+    def generate_knntriplets(self, X, k_genuine, k_impostor):
         """Nearest-neighbour triplets among the known points, see :func:`knn_triplets`.
 
         A class too small for ``k_genuine`` same-class neighbours, or with
@@ -450,14 +461,18 @@ class Constraints:
             Same-class neighbours per point.
         k_impostor : int
             Other-class neighbours per point.
-        kernels : Kernels or None, default=None
-            See :func:`knn_triplets`.
 
         Returns
         -------
         triplets : ndarray of shape (n_triplets, 3), int
             Indices into ``X``.
         """
+        return self._generate_knntriplets(
+            X, k_genuine, k_impostor,
+            kernels=_backend.choose("neighbours", self.known_.size))
+
+    def _generate_knntriplets(self, X, k_genuine, k_impostor, *, kernels):
+        """:meth:`generate_knntriplets` on the kernels of a fit (``kernels``)."""
         X = np.asarray(X)
         if X.shape[0] != self.partial_labels.shape[0]:
             raise ValueError(
@@ -477,7 +492,7 @@ class Constraints:
                     f"Class {for_message(c)!r} has {y.size - n_c} points of other classes: "
                     f"too few for k_impostor={k_impostor}; using "
                     f"{y.size - n_c}.", UserWarning, stacklevel=2)
-        triplets = knn_triplets(X[self.known_], y, k_genuine, k_impostor, kernels=kernels)
+        triplets = _knn_triplets(X[self.known_], y, k_genuine, k_impostor, kernels=kernels)
         return self.known_[triplets]
 
 

@@ -26,6 +26,7 @@ from sklearn.utils import check_random_state
 from . import _backend
 from ._problems.correlation_clustering import (
     DenseSignedGraph,
+    clustering_cost,
     correlation_clustering_cost,
 )
 from ._problems.sparse_correlation_clustering import SparseSignedGraph
@@ -361,13 +362,12 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
         # the kernels of the whole fit (numba's or their numpy twins)
         kernels = _backend.choose("sparse_correlation_clustering" if is_sparse
                                   else "correlation_clustering", n)
-        graph = SparseSignedGraph(A) if is_sparse else DenseSignedGraph(A, kernels)
+        graph = SparseSignedGraph(A) if is_sparse else DenseSignedGraph(A, kernels=kernels)
         lp, w_scale = graph.correlation_lp(
             gamma_stages(self.gamma)[0],
             functools.partial(CycleConstraints, kernels=kernels), kernels)
         pool = ClusteringPool(
-            graph.A, functools.partial(correlation_clustering_cost,
-                                       kernels=kernels),
+            graph.A, functools.partial(clustering_cost, kernels=kernels),
             check_random_state(self.random_state), rounding=self.rounding,
             n_trials=self.n_rounding_trials, local_search=self.local_search,
             max_sweeps=self.max_local_sweeps, kernels=kernels)

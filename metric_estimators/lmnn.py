@@ -20,7 +20,12 @@ from sklearn.utils import check_random_state
 
 from . import _backend
 from ._linalg import initialize_components, power_of_two_scale
-from ._problems.lmnn import LMNNObjective, SampledLMNNObjective, find_target_neighbors
+from ._problems.lmnn import (
+    LMNNObjective,
+    SampledLMNNObjective,
+    find_target_neighbors,
+    target_neighbors,
+)
 from ._reporting import ACTIVE, ITERATION, OBJECTIVE, FitReport, convergence_warning
 from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._threads import one_blas_thread
@@ -322,8 +327,8 @@ class LMNN(MahalanobisMixin, TransformerMixin, BaseEstimator):
         L0 = self._initial_components(X, y_idx, s, rng, params["n_neighbors"])
         kernels = _backend.choose("lmnn", *X.shape)
         with one_blas_thread(X.size * L0.shape[0], upper=_SMALL_BLAS):
-            targets = find_target_neighbors(X, y_idx, params["n_neighbors"],
-                                            progress=report.progress, kernels=kernels)
+            targets = target_neighbors(X, y_idx, params["n_neighbors"],
+                                       progress=report.progress, kernels=kernels)
             report.phase(f"target neighbours: {params['n_neighbors']} per point")
             mu = self._push_weight(X.shape[0])
             objective, impostors = self._build_problem(

@@ -246,14 +246,14 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
         kernels = _backend.choose_for("cycles", self._options(is_sparse),
                                       D.shape[0])
         edges = (SparseGraphEdges(D) if is_sparse
-                 else CompleteGraphEdges(D, kernels))
+                 else CompleteGraphEdges(D, kernels=kernels))
         we = self._edge_weights(sample_weight, D, edges)
         # entries of extreme scale are divided by a power of two: the
         # nearest metric to c D is c times that of D
         unit = power_of_two_scale(edges.values, center=False)
         d = edges.values / unit if unit != 1.0 else edges.values
         objective = NearnessObjective(
-            d, we, self._check_kl(d, sample_weight is not None), kernels)
+            d, we, self._check_kl(d, sample_weight is not None), kernels=kernels)
         # max |D| (= max D for non-negative D): the unit of tol
         scale = float(np.abs(d).max()) if d.size else 0.0
         tol_abs = self.tol * scale if scale > 0 else 1.0
@@ -262,7 +262,7 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
                      f"{tol_abs:.3g}")
         res = bregman_project_forget(
             CycleConstraints(objective.start(), objective.winv,
-                             self.divergence, kernels),
+                             self.divergence, kernels=kernels),
             oracle, objective=objective, tol=tol_abs, max_iter=self.max_iter,
             max_passes=self.max_passes, pass_budget=pass_budget,
             settle_fraction=settle_fraction, fixed_pass=objective.fixed_pass,

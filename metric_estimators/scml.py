@@ -435,7 +435,7 @@ class SCML_Supervised(TransformerMixin, _BaseSCML):
         # a class too small for k_genuine / k_impostor: a warning, and the
         # neighbours it has
         kernels = _backend.choose("scml", *X.shape)
-        triplets = Constraints(y).generate_knntriplets(
+        triplets = Constraints(y)._generate_knntriplets(
             X, self.k_genuine, self.k_impostor, kernels=kernels)
         rng = check_random_state(self.random_state)
         basis = self._basis(X, triplets, X, y, rng, report)

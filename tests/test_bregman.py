@@ -18,6 +18,7 @@ import io
 import numpy as np
 import pytest
 
+from metric_estimators import _backend
 from metric_estimators._kernels.bregman import (
     hildreth_correction,
     logdet_sweep,
@@ -151,7 +152,7 @@ def test_kernel_empty_index_and_zero_vectors():
 def test_violations_kernel_matches_blas_check():
     rng = np.random.default_rng(3)
     A0, V, delta, xi0 = random_problem(rng, 6, 30)
-    act = LogDetPairConstraints(A0, 1.0, random_state=0)
+    act = LogDetPairConstraints(A0, 1.0, random_state=0, kernels=_backend.NUMBA)
     assert act.add(np.arange(30), V, delta, xi0) == 30
     act.project()
     idx = np.arange(0, 30, 2)
@@ -164,7 +165,7 @@ def test_violations_kernel_matches_blas_check():
     # the fixed-list oracle: the listed pairs outside the active set against
     # xi0, the remembered ones against their slack
     act.forget()
-    oracle = FixedListOracle(V, delta, xi0)
+    oracle = FixedListOracle(V, delta, xi0, kernels=_backend.NUMBA)
     key, Vn, dn, xn, maxv = oracle(act.A, 0.0, act)
     outside = np.setdiff1d(np.arange(30), act.key)
     viol0 = delta * (p - xi0) / xi0
@@ -214,7 +215,7 @@ def test_fixed_point_matches_cvxpy(seed, gamma):
     d, m = 4, 25
     A0, V, delta, xi0 = random_problem(rng, d, m)
     res = logdet_bregman(A0, V, delta, xi0, gamma, tol=1e-12, max_iter=20000,
-                         random_state=seed)
+                         random_state=seed, kernels=_backend.NUMBA)
     assert res.converged
     A_ref, obj_ref = cvxpy_logdet(A0, V, delta, xi0, gamma)
     # Clarabel (1e-10 gap settings) agrees to 1e-10 .. 5e-6 depending on the
@@ -241,7 +242,7 @@ def test_fixed_point_hard_constraints_cvxpy():
     delta = np.where(p < np.median(p), 1.0, -1.0)
     xi0 = np.where(delta > 0, p * 1.1, p * 0.9)
     res = logdet_bregman(np.eye(d), V, delta, xi0, np.inf, tol=1e-12,
-                         max_iter=50000, random_state=0)
+                         max_iter=50000, random_state=0, kernels=_backend.NUMBA)
     assert res.converged
     A_ref, _ = cvxpy_logdet(np.eye(d), V, delta, xi0, np.inf)
     assert np.abs(res.matrix - A_ref).max() / np.abs(A_ref).max() < 2e-5
@@ -260,12 +261,12 @@ def test_large_gamma_enforces_constraints():
     delta = np.where(p < np.median(p), 1.0, -1.0)
     xi0 = np.where(delta > 0, p * 1.05, p * 0.95)
     res = logdet_bregman(np.eye(d), V, delta, xi0, 1e8, tol=1e-10,
-                         max_iter=50000, random_state=0)
+                         max_iter=50000, random_state=0, kernels=_backend.NUMBA)
     assert res.converged
     q = np.einsum("ij,jk,ik->i", V, res.matrix, V)
     assert np.max(delta * (q - xi0) / xi0) < 1e-6
     # gamma = 1 leaves some of them violated (w.r.t. xi0): the test has teeth
-    soft = logdet_bregman(np.eye(d), V, delta, xi0, 1.0, tol=1e-10, max_iter=50000)
+    soft = logdet_bregman(np.eye(d), V, delta, xi0, 1.0, tol=1e-10, max_iter=50000, kernels=_backend.NUMBA)
     q1 = np.einsum("ij,jk,ik->i", V, soft.matrix, V)
     assert np.max(delta * (q1 - xi0) / xi0) > 1e-3
 
@@ -275,10 +276,10 @@ def test_active_set_gives_same_fixed_point(shuffle):
     rng = np.random.default_rng(11)
     A0, V, delta, xi0 = random_problem(rng, 6, 80)
     full = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-11, max_iter=100000,
-                          active_set=False, shuffle=shuffle, random_state=0)
+                          active_set=False, shuffle=shuffle, random_state=0, kernels=_backend.NUMBA)
     act = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-11, max_iter=100000,
                          active_set=True, max_passes=3, shuffle=shuffle,
-                         random_state=0)
+                         random_state=0, kernels=_backend.NUMBA)
     assert full.converged and act.converged
     assert np.abs(full.matrix - act.matrix).max() / np.abs(full.matrix).max() < 1e-8
     np.testing.assert_allclose(full.duals, act.duals, atol=1e-8 * full.duals.max())
@@ -290,7 +291,7 @@ def test_active_set_gives_same_fixed_point(shuffle):
 def test_result_bookkeeping_and_max_iter():
     rng = np.random.default_rng(2)
     A0, V, delta, xi0 = random_problem(rng, 4, 40)
-    res = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-12, max_iter=3)
+    res = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-12, max_iter=3, kernels=_backend.NUMBA)
     assert not res.converged
     assert res.n_iter == 3 and res.n_passes == 3
     for values in res.history.values():
@@ -305,7 +306,7 @@ def test_result_bookkeeping_and_max_iter():
     stream = io.StringIO()
     report = FitReport("T", TABLE_COLUMNS, verbose=2, stream=stream)
     res = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-3, max_iter=50,
-                         report=report)
+                         report=report, kernels=_backend.NUMBA)
     rows = stream.getvalue().splitlines()
     assert "Iteration" in rows[0] and "Residual" in rows[0]
     assert len(rows) == 2 + res.n_iter and rows[2].split()[1] == "1"
@@ -314,8 +315,8 @@ def test_result_bookkeeping_and_max_iter():
 def test_reproducible_with_random_state():
     rng = np.random.default_rng(4)
     A0, V, delta, xi0 = random_problem(rng, 5, 50)
-    r1 = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-4, random_state=3)
-    r2 = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-4, random_state=3)
+    r1 = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-4, random_state=3, kernels=_backend.NUMBA)
+    r2 = logdet_bregman(A0, V, delta, xi0, 1.0, tol=1e-4, random_state=3, kernels=_backend.NUMBA)
     assert np.array_equal(r1.matrix, r2.matrix) and r1.n_iter == r2.n_iter
 
 

@@ -9,7 +9,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import dijkstra
 from sklearn.exceptions import ConvergenceWarning
 
-from metric_estimators import CorrelationClustering
+from metric_estimators import CorrelationClustering, _backend
 from metric_estimators.correlation_clustering import correlation_clustering_cost
 from metric_estimators.solvers import cc_rounding, cc_solve, certificates
 from metric_estimators.solvers.cc_local_search import (
@@ -97,9 +97,9 @@ def test_recombine_never_worse_and_costs_are_exact(seed):
     rng = np.random.default_rng(seed)
     pool = []
     for _ in range(6):
-        labels, sweeps = local_search(A, rng.integers(0, 12, 60), 100)
+        labels, sweeps = local_search(A, rng.integers(0, 12, 60), 100, kernels=_backend.NUMBA)
         pool.append((labels, correlation_clustering_cost(A, labels), sweeps))
-    out = recombine(A, pool, correlation_clustering_cost, 100, size=4)
+    out = recombine(A, pool, correlation_clustering_cost, 100, size=4, kernels=_backend.NUMBA)
     assert 1 <= len(out) <= 4
     assert out[0][1] <= min(p[1] for p in pool) + 1e-12
     costs = [c for _, c, _ in out]
@@ -118,9 +118,9 @@ def test_recombine_finds_the_optimum_of_a_tiny_graph():
     rng = np.random.default_rng(0)
     pool = []
     for _ in range(8):
-        labels, sweeps = local_search(A, rng.integers(0, 4, 9), 100)
+        labels, sweeps = local_search(A, rng.integers(0, 4, 9), 100, kernels=_backend.NUMBA)
         pool.append((labels, correlation_clustering_cost(A, labels), sweeps))
-    out = recombine(A, pool, correlation_clustering_cost, 100)
+    out = recombine(A, pool, correlation_clustering_cost, 100, kernels=_backend.NUMBA)
     assert out[0][1] >= best_partition_cost(A) - 1e-9
     assert out[0][1] == pytest.approx(best_partition_cost(A), abs=1e-9)
 
@@ -137,17 +137,17 @@ def test_recombine_stops_crossing_at_the_deadline(monkeypatch, after):
     rng = np.random.default_rng(2)
     pool = []
     for _ in range(5):
-        labels, sweeps = local_search(A, rng.integers(0, 12, 60), 100)
+        labels, sweeps = local_search(A, rng.integers(0, 12, 60), 100, kernels=_backend.NUMBA)
         pool.append((labels, correlation_clustering_cost(A, labels), sweeps))
     unbounded = set()
     reference = recombine(A, pool, correlation_clustering_cost, 100, size=5,
-                          crossed=unbounded)
+                          crossed=unbounded, kernels=_backend.NUMBA)
     ticks = iter(range(10**7))
     monkeypatch.setattr(cc_local_search.time, "perf_counter",
                         lambda: float(next(ticks)))
     crossed = set()
     out = recombine(A, pool, correlation_clustering_cost, 100, size=5,
-                    crossed=crossed, deadline=float(after))
+                    crossed=crossed, deadline=float(after), kernels=_backend.NUMBA)
     assert len(crossed) == min(after, len(unbounded))
     if after >= len(unbounded):
         assert [c for _, c, _ in out] == [c for _, c, _ in reference]
@@ -161,7 +161,7 @@ def test_recombine_stops_crossing_at_the_deadline(monkeypatch, after):
 def test_recombine_keeps_a_single_clustering():
     A, g = signed_graph(30, 0)
     pool = [(g, correlation_clustering_cost(A, g), 0)]
-    out = recombine(A, pool, correlation_clustering_cost, 100)
+    out = recombine(A, pool, correlation_clustering_cost, 100, kernels=_backend.NUMBA)
     assert len(out) == 1 and out[0][1] == pool[0][1]
 
 
@@ -198,8 +198,8 @@ def test_sparse_rounding_crosses_the_lineages_apart_then_together(monkeypatch):
     free_keys = []
     real_free = cc_rounding.local_search_from_singletons
 
-    def spy_free(A_, max_sweeps, rng, *kernels):
-        labels, sweeps = real_free(A_, max_sweeps, rng, *kernels)
+    def spy_free(A_, max_sweeps, rng, **kw):
+        labels, sweeps = real_free(A_, max_sweeps, rng, **kw)
         free_keys.append(labels.tobytes())
         return labels, sweeps
 
@@ -243,30 +243,30 @@ def _timed_rounding(monkeypatch, deadline, trial=10.0, polish=1.0,
     clock = {"t": 0.0}
     counts = {"trials": 0, "free": 0}
     monkeypatch.setattr(cc_rounding.time, "perf_counter", lambda: clock["t"])
-    real_pivot = cc_rounding.pivot_rounding
+    real_pivot = cc_rounding.round_pivots
     real_polish = ClusteringPool.polish
     real_free = cc_rounding.local_search_from_singletons
 
-    def pivot(*args):
+    def pivot(*args, **kwargs):
         counts["trials"] += 1
         clock["t"] += trial - polish
-        return real_pivot(*args)
+        return real_pivot(*args, **kwargs)
 
     def polished(self, *args):
         clock["t"] += polish
         return real_polish(self, *args)
 
-    def lp_free(*args):
+    def lp_free(*args, **kwargs):
         counts["free"] += 1
         clock["t"] += free
-        return real_free(*args)
+        return real_free(*args, **kwargs)
 
-    monkeypatch.setattr(cc_rounding, "pivot_rounding", pivot)
+    monkeypatch.setattr(cc_rounding, "round_pivots", pivot)
     monkeypatch.setattr(ClusteringPool, "polish", polished)
     monkeypatch.setattr(cc_rounding, "local_search_from_singletons", lp_free)
     pool = ClusteringPool(graph.csr, correlation_clustering_cost,
                           np.random.RandomState(0), rounding="threshold",
-                          n_trials=20, local_search=True, max_sweeps=100)
+                          n_trials=20, local_search=True, max_sweeps=100, kernels=_backend.NUMBA)
     pool.round(X, deadline)
     return counts["trials"], counts["free"], pool.pool
 
@@ -787,13 +787,13 @@ def test_bad_certify_tol_and_max_time(param, value):
 def test_local_search_from_singletons_is_a_local_optimum():
     A, _ = signed_graph(150, 7)
     rng = np.random.RandomState(0)
-    a, _ = local_search_from_singletons(A, 100, rng)
-    b, _ = local_search_from_singletons(A, 100, rng)
+    a, _ = local_search_from_singletons(A, 100, rng, kernels=_backend.NUMBA)
+    b, _ = local_search_from_singletons(A, 100, rng, kernels=_backend.NUMBA)
     for labels in (a, b):
         cost = correlation_clustering_cost(A, labels)
         assert cost <= correlation_clustering_cost(A, np.arange(150))
         # another local search finds nothing to improve
-        again, _ = local_search(A, labels, 100)
+        again, _ = local_search(A, labels, 100, kernels=_backend.NUMBA)
         assert correlation_clustering_cost(A, again) == pytest.approx(cost)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from metric_estimators import CorrelationClustering
+from metric_estimators import CorrelationClustering, _backend
 from metric_estimators.correlation_clustering import correlation_clustering_cost
 from metric_estimators.solvers.cc_local_search import local_search, merge_clusters
 
@@ -76,7 +76,7 @@ def test_local_search_ends_at_a_local_optimum_of_moves_and_merges(seed):
     A = _random_signed(n, 0.4, seed)
     start = np.random.default_rng(seed).integers(0, 3, n)
     for M in (A, sparse.csr_matrix(A)):
-        labels, sweeps = local_search(M, start, 100)
+        labels, sweeps = local_search(M, start, 100, kernels=_backend.NUMBA)
         assert sweeps >= 1
         assert _cost(A, labels) <= _cost(A, start) + 1e-12
         assert _best_improvement(A, labels) <= 1e-9
@@ -86,7 +86,7 @@ def test_local_search_ends_at_a_local_optimum_of_moves_and_merges(seed):
 def test_local_search_handles_all_apart_and_all_together():
     A = _random_signed(10, 0.5, 7)
     for start in (np.arange(10), np.zeros(10, dtype=int)):
-        labels, _ = local_search(sparse.csr_matrix(A), start, 100)
+        labels, _ = local_search(sparse.csr_matrix(A), start, 100, kernels=_backend.NUMBA)
         assert _best_improvement(A, labels) <= 1e-9
 
 

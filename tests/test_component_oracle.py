@@ -57,7 +57,7 @@ def _walk(rows, cols, e, edges):
 def test_forest_spans_the_short_edge_components(seed, eps):
     n = 60
     rows, cols, x = _graph(n, 0.06, seed)
-    oracle = SparseShortestPathOracle(n, rows, cols, search="components")
+    oracle = SparseShortestPathOracle(n, rows, cols, search="components", kernels=_backend.NUMBA)
     g = oracle.graph
     comp, order, cptr, tparent, tedge, depth = short_edge_forest(
         x, g.indptr, g.indices, g.eid, eps)
@@ -88,7 +88,7 @@ def test_forest_spans_the_short_edge_components(seed, eps):
 def test_constraints_are_real_violated_simple_paths(seed, eps, cap, threshold):
     n = 50
     rows, cols, x = _graph(n, 0.1, seed)
-    oracle = SparseShortestPathOracle(n, rows, cols, search="components")
+    oracle = SparseShortestPathOracle(n, rows, cols, search="components", kernels=_backend.NUMBA)
     ce, ptr, path, maxv = _kernel(oracle, x, eps, threshold, cap)
     assert ce.size == np.unique(ce).size  # one constraint per edge at most
     assert ptr[0] == 0 and ptr[-1] == path.size and np.all(np.diff(ptr) >= 1)
@@ -136,7 +136,7 @@ def test_long_cycle_through_zero_communities():
     rows, cols, x = rows[order], cols[order], x[order]
     chord = int(np.flatnonzero(x == 1.0)[0])
     n = k * size
-    oracle = SparseShortestPathOracle(n, rows, cols, search="components")
+    oracle = SparseShortestPathOracle(n, rows, cols, search="components", kernels=_backend.NUMBA)
     g = oracle.graph
     ce_b = bounded_violated_cycles(x, g.indptr, g.indices, g.eid, 0, n,
                                    0.1, k)[0]
@@ -152,7 +152,7 @@ def test_long_cycle_through_zero_communities():
 def test_oracle_wiring_and_cap_schedule():
     n = 60
     rows, cols, x = _graph(n, 0.08, 3)
-    exact = SparseShortestPathOracle(n, rows, cols, search="components")
+    exact = SparseShortestPathOracle(n, rows, cols, search="components", kernels=_backend.NUMBA)
     ce, ptr, path, maxv = exact(x, 1e-3)
     ref = _kernel(exact, x, 0.0, 1e-3, 0)
     np.testing.assert_array_equal(ce, ref[0])
@@ -161,7 +161,7 @@ def test_oracle_wiring_and_cap_schedule():
     # a capped oracle: valid constraints, then exact once low-yield
     capped = SparseShortestPathOracle(n, rows, cols, search="components",
                                       cap=1, switch=1.0, growth=0,
-                                      component_eps=0.01)
+                                      component_eps=0.01, kernels=_backend.NUMBA)
     ce2, _, _, _ = capped(x, 1e-3)
     assert capped.exact_ and capped.cap_ == 0
     assert set(ce2) <= set(range(rows.size))
@@ -171,18 +171,18 @@ def test_bad_parameters():
     rows, cols = np.array([0, 1]), np.array([1, 2])
     with pytest.raises(ValueError, match="component_eps"):
         SparseShortestPathOracle(3, rows, cols, search="components",
-                                 component_eps=-1.0)
+                                 component_eps=-1.0, kernels=_backend.NUMBA)
     with pytest.raises(ValueError, match="no numpy twin"):
         SparseShortestPathOracle(3, rows, cols, search="components",
                                  kernels=_backend.NUMPY)
     with pytest.raises(ValueError, match="search"):
-        SparseShortestPathOracle(3, rows, cols, search="component")
+        SparseShortestPathOracle(3, rows, cols, search="component", kernels=_backend.NUMBA)
 
 
 @pytest.mark.parametrize("n", [0, 1, 3])
 def test_graphs_without_edges(n):
     e = np.empty(0, dtype=np.int64)
-    oracle = SparseShortestPathOracle(n, e, e, search="components")
+    oracle = SparseShortestPathOracle(n, e, e, search="components", kernels=_backend.NUMBA)
     ce, ptr, path, maxv = oracle(np.empty(0), 0.0)
     assert ce.size == 0 and path.size == 0 and maxv == 0.0
     np.testing.assert_array_equal(ptr, [0])
@@ -262,7 +262,7 @@ def test_capped_search_bounds_the_violation_it_misses(cap):
     x = np.array([1.0] + [0.1] * k)
     order = np.lexsort((cols, rows))
     rows, cols, x = rows[order], cols[order], x[order]
-    oracle = SparseShortestPathOracle(k + 1, rows, cols, search="components")
+    oracle = SparseShortestPathOracle(k + 1, rows, cols, search="components", kernels=_backend.NUMBA)
     ce, ptr, path, maxv = _kernel(oracle, x, 0.0, 1e-3, cap)
     chord = int(np.flatnonzero(x == 1.0)[0])
     assert chord not in ce
@@ -287,7 +287,7 @@ def test_blocks_of_components_concatenate_to_the_whole_call(seed, eps, cap):
     n = 70
     rows, cols, x = _graph(n, 0.08, seed)
     oracle = SparseShortestPathOracle(n, rows, cols, search="components",
-                                      component_eps=eps)
+                                      component_eps=eps, kernels=_backend.NUMBA)
     whole = _kernel(oracle, x, eps, 1e-3, cap)
     assert whole[0].size > 0
     for blocks in ([(0, 9), (9, 40), (40, n)], [(0, 1), (1, n)],
@@ -320,7 +320,7 @@ def test_component_blocks_balance_nodes_when_roots_crowd_small_ids():
     rows, cols = np.minimum(r, c), np.maximum(r, c)
     order = np.lexsort((cols, rows))
     rows, cols = rows[order], cols[order]
-    oracle = SparseShortestPathOracle(n, rows, cols, search="components")
+    oracle = SparseShortestPathOracle(n, rows, cols, search="components", kernels=_backend.NUMBA)
     x = np.zeros(rows.size)
     blocks = _component_blocks(oracle.graph, x, 4)
     assert len(blocks) == 4
@@ -343,10 +343,10 @@ def test_threaded_oracle_equals_one_thread(threads, monkeypatch):
                                          noisy=0.4, negative=0.05)
     monkeypatch.setattr(sp, "_bounded_threads", lambda: 1)
     one = SparseShortestPathOracle(n, rows, cols, search="components",
-                                   cap=3)(x, 1e-3)
+                                   cap=3, kernels=_backend.NUMBA)(x, 1e-3)
     monkeypatch.setattr(sp, "_bounded_threads", lambda: threads)
     oracle = SparseShortestPathOracle(n, rows, cols, search="components",
-                                      cap=3)
+                                      cap=3, kernels=_backend.NUMBA)
     assert len(oracle._blocks(x)) == threads  # (threads <= 3 blocks fit)
     many = oracle(x, 1e-3)
     assert one[0].size > 0

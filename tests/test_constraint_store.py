@@ -11,6 +11,7 @@ the stored hashes.
 import numpy as np
 import pytest
 
+from metric_estimators import _backend
 from metric_estimators._kernels.constraint_store import constraint_hashes
 from metric_estimators._kernels.cycle_projections import project_paths_l2, project_triangles_l2
 from metric_estimators.solvers.active_sets import CycleConstraints
@@ -39,8 +40,8 @@ def _pair(m, seed, uniform):
     rng = np.random.default_rng(seed)
     x0 = rng.random(m)
     winv = np.full(m, 0.5) if uniform else rng.uniform(0.2, 3.0, m)
-    strided = CycleConstraints(x0.copy(), winv)
-    csr = CycleConstraints(x0.copy(), winv)
+    strided = CycleConstraints(x0.copy(), winv, kernels=_backend.NUMBA)
+    csr = CycleConstraints(x0.copy(), winv, kernels=_backend.NUMBA)
     csr._to_csr()  # the general layout from the start
     return rng, strided, csr
 

@@ -6,6 +6,7 @@ from scipy import sparse
 from sklearn.base import clone
 from sklearn.metrics import adjusted_rand_score
 
+from metric_estimators import _backend
 from metric_estimators._kernels.edges import edge_id, matrix_to_edges
 from metric_estimators.correlation_clustering import (
     CorrelationClustering,
@@ -307,13 +308,13 @@ def test_short_edge_oracle_falls_back_to_dense():
     m = n * (n - 1) // 2
     sparse_x = np.where(rng.random(m) < 0.05, rng.random(m) * 0.3, 1.0)
     dense_x = rng.random(m)
-    oracle = ShortEdgeTriangleOracle(n, dense_fraction=0.25)
+    oracle = ShortEdgeTriangleOracle(n, dense_fraction=0.25, kernels=_backend.NUMBA)
     oracle(sparse_x, 1e-3)
     assert oracle.n_short_calls_ == 1 and oracle.n_dense_calls_ == 0
     out = oracle(dense_x, 1e-3)
     assert oracle.n_dense_calls_ == 1
     from metric_estimators.solvers.oracles import DenseTriangleOracle
-    ref = DenseTriangleOracle(n)(dense_x, 1e-3)
+    ref = DenseTriangleOracle(n, kernels=_backend.NUMBA)(dense_x, 1e-3)
     for a, b in zip(out[:3], ref[:3]):
         np.testing.assert_array_equal(a, b)
 

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from metric_estimators import MetricNearness
+from metric_estimators import MetricNearness, _backend
 from metric_estimators.solvers.oracles import (
     DaskExecutor,
     SparseShortestPathOracle,
@@ -50,8 +50,8 @@ def _graph(n, degree, seed):
 def test_oracle_blocks_on_workers_equal_in_process(client):
     n = 160
     rows, cols, x = _graph(n, 6, 0)
-    local = SparseShortestPathOracle(n, rows, cols, chunk=16)
-    remote = SparseShortestPathOracle(n, rows, cols, chunk=16, client=client)
+    local = SparseShortestPathOracle(n, rows, cols, chunk=16, kernels=_backend.NUMBA)
+    remote = SparseShortestPathOracle(n, rows, cols, chunk=16, client=client, kernels=_backend.NUMBA)
     assert isinstance(remote.executor, DaskExecutor)
     # several blocks per worker, whole chunks each
     blocks = remote._blocks(x)
@@ -157,9 +157,9 @@ class _SyncClient:
 def test_dask_executor_with_a_synchronous_client():
     n = 150
     rows, cols, x = _graph(n, 6, 3)
-    local = SparseShortestPathOracle(n, rows, cols, chunk=8)
+    local = SparseShortestPathOracle(n, rows, cols, chunk=8, kernels=_backend.NUMBA)
     fake = _SyncClient(n_workers=2)
-    remote = SparseShortestPathOracle(n, rows, cols, chunk=8, client=fake)
+    remote = SparseShortestPathOracle(n, rows, cols, chunk=8, client=fake, kernels=_backend.NUMBA)
     assert isinstance(remote.executor, DaskExecutor)
     blocks = remote._blocks(x)
     # 19 chunks of 8 over 2 workers x 4 blocks: whole chunks, in order, covering 0..n
@@ -180,9 +180,9 @@ def test_dask_executor_with_a_synchronous_client():
     assert not fake.scattered[0].released
     assert all(f.released for f in fake.scattered[1:] + fake.submitted)
     # the component search: blocks of components on the workers
-    local = SparseShortestPathOracle(n, rows, cols, search="components", cap=4)
+    local = SparseShortestPathOracle(n, rows, cols, search="components", cap=4, kernels=_backend.NUMBA)
     remote = SparseShortestPathOracle(n, rows, cols, search="components", cap=4,
-                                      client=_SyncClient(n_workers=2))
+                                      client=_SyncClient(n_workers=2), kernels=_backend.NUMBA)
     y = np.where(x < 0.02, 0.0, x)  # small components of zero-length edges
     assert len(remote._blocks(y)) > 2
     for threshold in (1e-3, 0.3):

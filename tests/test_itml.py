@@ -11,7 +11,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from metric_estimators import ITML, ITML_Supervised
+from metric_estimators import ITML, ITML_Supervised, _backend
 from metric_estimators.constraints import pairs_from_labels
 from metric_estimators.solvers.bregman import logdet_bregman
 
@@ -58,7 +58,7 @@ def test_matches_solver_and_default_bounds(iris_pairs):
     np.testing.assert_allclose(itml.bounds_, np.percentile(D[D > 0], [5, 95]))
     res = logdet_bregman(np.eye(4), pairs[:, 0] - pairs[:, 1], y.astype(float),
                          np.where(y > 0, *itml.bounds_), 1.0, tol=1e-9,
-                         max_iter=100000, random_state=1)
+                         max_iter=100000, random_state=1, kernels=_backend.NUMBA)
     np.testing.assert_allclose(itml.get_mahalanobis_matrix(), res.matrix, rtol=1e-6,
                                atol=1e-7 * np.abs(res.matrix).max())
 

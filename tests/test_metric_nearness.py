@@ -8,6 +8,7 @@ from scipy import sparse
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
+from metric_estimators import _backend
 from metric_estimators._kernels.edges import edge_id, matrix_to_edges
 from metric_estimators._kernels.shortest_paths import apsp
 from metric_estimators.metric_nearness import MetricNearness
@@ -345,7 +346,7 @@ def test_oracle_finds_shortest_paths():
     n = 25
     D = random_dissimilarity(n, 11)
     x = matrix_to_edges(D)
-    oracle = DenseShortestPathOracle(n)
+    oracle = DenseShortestPathOracle(n, kernels=_backend.NUMBA)
     ce, ptr, path, maxv = oracle(x, 0.0)
     from scipy.sparse.csgraph import floyd_warshall
     SP = floyd_warshall(D)
@@ -372,7 +373,7 @@ def test_apsp_kernel(dtype):
 
 
 def test_active_set_dedup_and_forget():
-    act = CycleConstraints()
+    act = CycleConstraints(kernels=_backend.NUMBA)
     ce = np.array([0, 1], np.int64)
     ptr = np.array([0, 2, 4], np.int64)
     path = np.array([1, 2, 0, 2], np.int32)
@@ -530,7 +531,7 @@ def test_triangle_oracle_serial_and_parallel_kernels_agree(monkeypatch, precisio
     got = {}
     for cutoff in (n + 1, n):  # serial, then parallel
         monkeypatch.setattr(triangle_oracle, "PARALLEL_MIN_NODES", cutoff)
-        got[cutoff] = DenseTriangleOracle(n, edge_mask=mask)(x, 1e-3, precision=precision)
+        got[cutoff] = DenseTriangleOracle(n, edge_mask=mask, kernels=_backend.NUMBA)(x, 1e-3, precision=precision)
     assert got[n][0].size > 0
     for a, b in zip(got[n + 1], got[n]):
         np.testing.assert_array_equal(a, b)
@@ -543,7 +544,7 @@ def test_triangle_oracle_float32_phase_any_scale(c):
     from metric_estimators.solvers.oracles import DenseTriangleOracle
     D = random_dissimilarity(40, 7)
     x = matrix_to_edges(D)
-    oracle = DenseTriangleOracle(40)
+    oracle = DenseTriangleOracle(40, kernels=_backend.NUMBA)
     ref = oracle(x, 1e-9, precision="float64")
     got = oracle(x * c, 1e-9 * c, precision="float32")
     assert ref[0].size > 0
@@ -596,7 +597,7 @@ def test_apex_oracle_matches_brute_force(n, seed, cap, rel, depth, precision):
     D = random_dissimilarity(n, seed, kind="uniform")
     if depth == 0.0 or precision == "float64":
         D = np.round(D, 1)
-    oracle = DenseTriangleOracle(n, apexes=cap, apex_rel=rel, apex_depth=depth)
+    oracle = DenseTriangleOracle(n, apexes=cap, apex_rel=rel, apex_depth=depth, kernels=_backend.NUMBA)
     ce, ptr, path, maxv = oracle(matrix_to_edges(D), 1e-9, precision=precision)
     np.testing.assert_array_equal(ptr, np.arange(0, 2 * ce.size + 1, 2))
     got = {(int(ce[c]), int(path[2 * c]), int(path[2 * c + 1]))
@@ -616,14 +617,14 @@ def test_apex_oracle_supplies_every_apex_of_a_far_pair():
     D = np.zeros((n, n))
     D[2, 7] = D[7, 2] = 1.0
     x = matrix_to_edges(D)
-    ce, _, path, maxv = DenseTriangleOracle(n, apexes=0)(x, 1e-9)
+    ce, _, path, maxv = DenseTriangleOracle(n, apexes=0, kernels=_backend.NUMBA)(x, 1e-9)
     assert maxv == 1.0
     assert set(ce.tolist()) == {edge_id(2, 7, n)}
     apexes = {w for w in range(n) if w not in (2, 7)}
     assert {(int(path[2 * c]), int(path[2 * c + 1])) for c in range(ce.size)} \
         == {(edge_id(2, w, n), edge_id(w, 7, n)) for w in apexes}
-    assert DenseTriangleOracle(n)(x, 1e-9)[0].size == 1
-    assert DenseTriangleOracle(n, apexes=4)(x, 1e-9)[0].size == 4
+    assert DenseTriangleOracle(n, kernels=_backend.NUMBA)(x, 1e-9)[0].size == 1
+    assert DenseTriangleOracle(n, apexes=4, kernels=_backend.NUMBA)(x, 1e-9)[0].size == 4
 
 
 def label_set_dissimilarity(n, seed, labels=12, keep=4):

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from metric_estimators import _backend
 from metric_estimators._problems.neighbours import (
     knn_edges,
     knn_indices,
@@ -50,7 +51,7 @@ def test_knn_indices_equals_brute_force(kind, block):
     n = X.shape[0]
     for k in (1, 2, 7, n - 1):
         np.testing.assert_array_equal(
-            knn_indices(X, k, block=block), brute_force(X, X, k, np.arange(n))
+            knn_indices(X, k, block=block, kernels=_backend.NUMPY), brute_force(X, X, k, np.arange(n))
         )
 
 
@@ -58,20 +59,20 @@ def test_duplicates_come_first_in_index_order():
     # point 0 has copies 3 and 5, and points 1, 2, 4 are at equal distance 1
     X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0],
                   [-1.0, 0.0], [0.0, 0.0]])
-    np.testing.assert_array_equal(knn_indices(X, 4)[0], [3, 5, 1, 2])
-    np.testing.assert_array_equal(knn_indices(X, 4)[5], [0, 3, 1, 2])
-    np.testing.assert_array_equal(nearest(X[:1], X, 3)[0], [0, 3, 5])
+    np.testing.assert_array_equal(knn_indices(X, 4, kernels=_backend.NUMPY)[0], [3, 5, 1, 2])
+    np.testing.assert_array_equal(knn_indices(X, 4, kernels=_backend.NUMPY)[5], [0, 3, 1, 2])
+    np.testing.assert_array_equal(nearest(X[:1], X, 3, kernels=_backend.NUMPY)[0], [0, 3, 5])
 
 
 def test_nearest_between_sets_and_groups():
     rng = np.random.default_rng(1)
     X = rng.integers(0, 4, size=(60, 2)).astype(float)
     Q = rng.integers(0, 4, size=(9, 2)).astype(float)
-    np.testing.assert_array_equal(nearest(Q, X, 6, block=5), brute_force(Q, X, 6))
+    np.testing.assert_array_equal(nearest(Q, X, 6, block=5, kernels=_backend.NUMPY), brute_force(Q, X, 6))
     groups = rng.integers(0, 4, size=60)
     groups[groups == 3] = 2
     groups[0] = 7  # a group of one point: no neighbours
-    got = nearest_in_groups(X, groups, 5)
+    got = nearest_in_groups(X, groups, 5, kernels=_backend.NUMPY)
     assert np.all(got[0] == -1)
     for g in np.unique(groups):
         m = np.flatnonzero(groups == g)
@@ -81,7 +82,7 @@ def test_nearest_between_sets_and_groups():
                 got[m, :k], m[brute_force(X[m], X[m], k, np.arange(m.size))]
             )
         assert np.all(got[m, k:] == -1)
-    rows, cols = knn_edges(X, 5, groups)
+    rows, cols = knn_edges(X, 5, groups, kernels=_backend.NUMPY)
     assert np.all(groups[rows] == groups[cols]) and np.all(rows != cols)
     assert rows.size == (got >= 0).sum()
 
@@ -89,8 +90,8 @@ def test_nearest_between_sets_and_groups():
 def test_bad_k():
     X = np.zeros((4, 2))
     with pytest.raises(ValueError, match="k=4"):
-        knn_indices(X, 4)
-    assert knn_indices(X, 0).shape == (4, 0)
+        knn_indices(X, 4, kernels=_backend.NUMPY)
+    assert knn_indices(X, 0, kernels=_backend.NUMPY).shape == (4, 0)
 
 
 def test_knn_triplets_use_the_tie_rule():
@@ -132,7 +133,7 @@ def test_sklearn_candidates_give_the_same_neighbours(kind, extra, monkeypatch):
     n = X.shape[0]
     for k in (1, 2, 7, n - 1):
         np.testing.assert_array_equal(
-            knn_indices(X, k), brute_force(X, X, k, np.arange(n)))
+            knn_indices(X, k, kernels=_backend.NUMPY), brute_force(X, X, k, np.arange(n)))
     if kind == "random" and extra > 0:  # no ties: the candidates suffice
         assert not calls
     if kind == "grid" or extra == 0:  # boundary ties / no spare candidate
@@ -162,10 +163,10 @@ def test_search_memory_grows_with_the_data_not_with_a_fixed_block():
     import tracemalloc
 
     X = np.random.RandomState(0).randn(2_000, 4)
-    knn_indices(X, 3)  # compile/import outside the measurement
+    knn_indices(X, 3, kernels=_backend.NUMPY)  # compile/import outside the measurement
     tracemalloc.start()
     try:
-        knn_indices(X, 3)
+        knn_indices(X, 3, kernels=_backend.NUMPY)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -12,6 +12,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from metric_estimators import _backend
 from metric_estimators.itml import ITML_Supervised
 from metric_estimators.project_and_forget import ProjectAndForget
 
@@ -130,7 +131,7 @@ def test_same_fixed_point_as_logdet_bregman_on_all_pairs(gamma):
     delta = np.where(y[i] == y[j], 1.0, -1.0)
     res = logdet_bregman(np.eye(3), X[i] - X[j], delta,
                          np.where(delta > 0, *bounds), gamma, tol=1e-11,
-                         max_iter=100000, random_state=1)
+                         max_iter=100000, random_state=1, kernels=_backend.NUMBA)
     assert res.converged
     A = est.get_mahalanobis_matrix()
     assert np.abs(A - res.matrix).max() <= 1e-6 * np.abs(res.matrix).max()

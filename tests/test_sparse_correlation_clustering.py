@@ -1,5 +1,6 @@
 """CorrelationClustering on scipy.sparse signed graphs: the edge LP (sparse path)."""
 
+import functools
 import itertools
 import warnings
 
@@ -9,7 +10,7 @@ from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 
-from metric_estimators import CorrelationClustering
+from metric_estimators import CorrelationClustering, _backend
 from metric_estimators.correlation_clustering import (
     correlation_clustering_cost,
     pivot_rounding,
@@ -263,7 +264,7 @@ def test_closure_on_edges_matches_scipy_dijkstra(n, m, seed):
     # lengths with exact zeros, values above 1 and below 0 (clipped)
     x = rng.choice([0.0, 0.1, 0.35, 0.6, 1.0, 1.4, -0.2], rows.size) \
         * rng.uniform(0.5, 1.0, rows.size)
-    oracle = SparseShortestPathOracle(n, rows, cols, search="bounded")
+    oracle = SparseShortestPathOracle(n, rows, cols, search="bounded", kernels=_backend.NUMBA)
     y = closure_on_edges(x, oracle)
     length = np.clip(x, 0.0, 1.0)
     # scipy drops explicit zeros from a csr matrix: use a tiny positive
@@ -319,8 +320,10 @@ def test_edge_form_bound_is_a_lagrangian_bound(seed, cp):
     A, _ = random_graph(14, seed, weights="lognormal", k=2, noise=0.25)
     ref = cvxpy_complete_lp(cp, A)
     g = SparseSignedGraph(A)
-    problem = WeightedCorrelationLP(g.a, 10.0, CycleConstraints)
-    oracle = SparseShortestPathOracle(g.n, g.rows, g.cols, search="bounded")
+    problem = WeightedCorrelationLP(
+        g.a, 10.0, functools.partial(CycleConstraints, kernels=_backend.NUMBA),
+        kernels=_backend.NUMBA)
+    oracle = SparseShortestPathOracle(g.n, g.rows, g.cols, search="bounded", kernels=_backend.NUMBA)
     ce, ptr, path, _ = oracle(problem.x, 0.0)
     assert ce.size > 0
     problem.active.add(ce, ptr, path)
@@ -355,8 +358,10 @@ def test_box_form_starts_at_the_edge_form_bound(seed, cp):
     A, _ = random_graph(14, seed, weights="lognormal", k=2, noise=0.25)
     ref = cvxpy_complete_lp(cp, A)
     g = SparseSignedGraph(A)
-    problem = WeightedCorrelationLP(g.a, 10.0, CycleConstraints)
-    oracle = SparseShortestPathOracle(g.n, g.rows, g.cols, search="bounded")
+    problem = WeightedCorrelationLP(
+        g.a, 10.0, functools.partial(CycleConstraints, kernels=_backend.NUMBA),
+        kernels=_backend.NUMBA)
+    oracle = SparseShortestPathOracle(g.n, g.rows, g.cols, search="bounded", kernels=_backend.NUMBA)
     ce, ptr, path, _ = oracle(problem.x, 0.0)
     problem.active.add(ce, ptr, path)
     problem.active.z[:] = np.random.default_rng(seed).exponential(
@@ -391,11 +396,11 @@ def test_sparse_rounding_polishes_every_trial():
               for _ in range(8)]
     costs = [correlation_clustering_cost(A, lab) for lab in pivots]
     assert cc.pivot_cost_ == pytest.approx(min(costs), rel=1e-12)
-    polished = [correlation_clustering_cost(A, local_search(A, lab, 100)[0])
+    polished = [correlation_clustering_cost(A, local_search(A, lab, 100, kernels=_backend.NUMBA)[0])
                 for lab in pivots]
     assert cc.cost_ == pytest.approx(min(min(polished), min(costs)), rel=1e-12)
     assert cc.cost_ <= correlation_clustering_cost(
-        A, local_search(A, pivots[int(np.argmin(costs))], 100)[0]) + 1e-12
+        A, local_search(A, pivots[int(np.argmin(costs))], 100, kernels=_backend.NUMBA)[0]) + 1e-12
 
 
 def _cycle_rows(seed, m=40, r=60):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from sparse_graphs import exact_distances, random_lengths_graph
 
+from metric_estimators import _backend
 from metric_estimators._kernels.sparse_graph import (
     bounded_violated_cycles,
     component_violated_cycles,
@@ -47,7 +48,7 @@ def test_exact_search_finds_exactly_the_violated_edges(search, values, seed,
     """Uncapped: one constraint per violated edge, on a shortest path, and the exact largest violation."""
     n = 50
     rows, cols, x = random_lengths_graph(n, 0.12, seed, **(values or {}))
-    oracle = SparseShortestPathOracle(n, rows, cols, search=search)
+    oracle = SparseShortestPathOracle(n, rows, cols, search=search, kernels=_backend.NUMBA)
     ce, ptr, path, maxv = _exact_search(search, x, oracle, threshold)
     D = exact_distances(n, rows, cols, x)
     viol = x - D[rows, cols]
@@ -73,7 +74,7 @@ def test_largest_violation_below_threshold_is_a_bound():
     D = exact_distances(n, rows, cols, x)
     viol = x - D[rows, cols]
     threshold = viol.max() + 0.05
-    oracle = SparseShortestPathOracle(n, rows, cols, search="bounded")
+    oracle = SparseShortestPathOracle(n, rows, cols, search="bounded", kernels=_backend.NUMBA)
     g = oracle.graph
     ce, _, _, maxv = bounded_violated_cycles(x, g.indptr, g.indices, g.eid,
                                              0, n, threshold, 0)
@@ -85,8 +86,8 @@ def test_capped_oracle_switches_to_exact_searches_for_good():
     n = 60
     rows, cols, x = _graph(n, 0.2, 7)
     oracle = SparseShortestPathOracle(n, rows, cols, search="bounded", cap=2,
-                                      switch=0.01)
-    exact = SparseShortestPathOracle(n, rows, cols, search="bounded")
+                                      switch=0.01, kernels=_backend.NUMBA)
+    exact = SparseShortestPathOracle(n, rows, cols, search="bounded", kernels=_backend.NUMBA)
     ce, _, _, _ = oracle(x, 1e-3)
     assert oracle.last_capped_ and not oracle.exact_
     # a point with almost nothing violated: the capped call finds too little
@@ -112,8 +113,8 @@ def test_growing_cap_schedule_goes_exact_through_larger_caps():
     y = exact_distances(n, rows, cols, x)[rows, cols].copy()
     y[0] += 0.3  # almost nothing violated: every capped call finds too little
     oracle = SparseShortestPathOracle(n, rows, cols, search="bounded", cap=2,
-                                      switch=0.01, growth=4)
-    exact = SparseShortestPathOracle(n, rows, cols, search="bounded")
+                                      switch=0.01, growth=4, kernels=_backend.NUMBA)
+    exact = SparseShortestPathOracle(n, rows, cols, search="bounded", kernels=_backend.NUMBA)
     ce, _, _, _ = oracle(x, 1e-3)
     assert oracle.last_capped_ and oracle.cap_ == 2
     # a low-yield call at cap 2 is repeated at 8 and 32, then exactly (128 >= n)
@@ -131,7 +132,7 @@ def test_growing_cap_keeps_a_larger_cap_that_finds_enough():
     n = 60
     rows, cols, x = _graph(n, 0.2, 7)
     oracle = SparseShortestPathOracle(n, rows, cols, search="bounded", cap=1,
-                                      switch=0.01, growth=4)
+                                      switch=0.01, growth=4, kernels=_backend.NUMBA)
     ce, ptr, path, maxv = oracle(x, 1e-3)
     assert oracle.last_capped_ and oracle.cap_ > 1 and not oracle.exact_
     assert ce.size >= 1
@@ -159,7 +160,7 @@ def test_cap_grows_when_the_objective_stalls(search):
     oracle = SparseShortestPathOracle(n, rows, cols, search=search, cap=2,
                                       switch=0.0, growth=2,
                                       stall_objective=objective,
-                                      stall_rtol=1e-3)
+                                      stall_rtol=1e-3, kernels=_backend.NUMBA)
     caps = []
     for _ in range(STALL_WINDOW + 3):
         oracle(x, 1e-3)
@@ -171,7 +172,7 @@ def test_cap_grows_when_the_objective_stalls(search):
     moving = SparseShortestPathOracle(
         n, rows, cols, search=search, cap=2, switch=0.0, growth=2,
         stall_objective=lambda z, k=[0]: k.append(1) or float(len(k)),
-        stall_rtol=1e-3)
+        stall_rtol=1e-3, kernels=_backend.NUMBA)
     for _ in range(STALL_WINDOW + 3):
         moving(x, 1e-3)
     assert moving.cap_ == 2 and moving.n_stall_growths_ == 0

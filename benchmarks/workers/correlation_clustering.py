@@ -102,6 +102,7 @@ def planted_references(A, truth) -> dict:
     from scipy import sparse
     from sklearn.metrics import adjusted_rand_score
 
+    from metric_estimators._backend import NUMBA
     from metric_estimators._kernels.correlation_clustering import sparse_one_element_moves
     from metric_estimators.solvers.cc_local_search import local_search
 
@@ -113,7 +114,7 @@ def planted_references(A, truth) -> dict:
     sparse_one_element_moves(M.indptr.astype(np.int64), M.indices.astype(np.int64),
                              np.ascontiguousarray(M.data), moves, 100,
                              1e-12 * float(np.abs(M.data).max()))
-    merged, _ = local_search(M, truth, 100)
+    merged, _ = local_search(M, truth, 100, kernels=NUMBA)
     return {"planted_moves_cost": planted_cost(A, moves),
             "planted_moves_ari": float(adjusted_rand_score(truth, moves)),
             "planted_merges_cost": planted_cost(A, merged),

@@ -158,13 +158,15 @@ def lsml_kernels(name: str) -> dict:
 def triangle_oracle(name: str) -> dict:
     import numpy as np
 
+    from metric_estimators._backend import NUMBA
     from metric_estimators._kernels.short_edge_triangles import short_edge_triangles
     from metric_estimators.solvers.oracles import DenseTriangleOracle, ShortEdgeTriangleOracle
 
     n, k = (int(part[1:]) for part in name.split("-"))
     rng = np.random.default_rng(0)
     iu = np.triu_indices(n, 1)
-    dense, short = DenseTriangleOracle(n), ShortEdgeTriangleOracle(n)
+    dense, short = (DenseTriangleOracle(n, kernels=NUMBA),
+                    ShortEdgeTriangleOracle(n, kernels=NUMBA))
     x0 = rng.random(iu[0].size)
     short_edge_triangles(x0, n, 1e-3)  # load the kernels before timing
     dense(x0, 1e-3, precision="float32")

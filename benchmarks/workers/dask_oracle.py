@@ -68,6 +68,7 @@ def run(job: dict) -> dict:
     import numpy as np
 
     from metric_estimators import MetricNearness
+    from metric_estimators._backend import NUMBA
     from metric_estimators.solvers.oracles import SparseShortestPathOracle
 
     if job["dataset"].startswith("signed-"):
@@ -83,7 +84,7 @@ def run(job: dict) -> dict:
         client, cluster, out["cluster_start_s"] = _cluster(impl)
     try:
         # the first oracle call alone: what it returns, in bytes
-        oracle = SparseShortestPathOracle(n, rows, cols, client=client)
+        oracle = SparseShortestPathOracle(n, rows, cols, client=client, kernels=NUMBA)
         t0 = time.perf_counter()
         ce, ptr, path, maxv = oracle(w, 0.0)
         out["first_call_s"] = time.perf_counter() - t0
@@ -151,6 +152,7 @@ def run_signed(job: dict) -> dict:
 
     from benchmarks.cc_instances import signed_planted
     from metric_estimators import correlation_clustering as cc
+    from metric_estimators._backend import NUMBA
     from metric_estimators._problems.sparse_correlation_clustering import (
         SparseSignedGraph,
     )
@@ -170,7 +172,7 @@ def run_signed(job: dict) -> dict:
         # untimed: load the bounded-search kernel here or on every worker
         w = SparseSignedGraph(signed_planted(600, 1)[0])
         SparseShortestPathOracle(600, w.rows, w.cols, client=client, search="bounded",
-                                 cap=cc.SEARCH_CAP)((w.a <= 0).astype(np.float64), 0.01)
+                                 cap=cc.SEARCH_CAP, kernels=NUMBA)((w.a <= 0).astype(np.float64), 0.01)
         times = []
         digest = hashlib.sha256()
         for _ in range(int(p.get("max_iter", 3))):
@@ -178,7 +180,7 @@ def run_signed(job: dict) -> dict:
             oracle = SparseShortestPathOracle(n, g.rows, g.cols, client=client,
                                               search="bounded", cap=cc.SEARCH_CAP,
                                               growth=cc.SEARCH_GROWTH,
-                                              switch=cc.SEARCH_SWITCH)
+                                              switch=cc.SEARCH_SWITCH, kernels=NUMBA)
             t0 = time.perf_counter()
             ce, ptr, path, maxv = oracle(x, float(p.get("tol", 1e-2)))
             times.append(time.perf_counter() - t0)

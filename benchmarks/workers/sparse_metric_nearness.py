@@ -118,11 +118,12 @@ def probe(D, n_sources: int, threshold: float) -> dict:
     import numpy as np
     from scipy import sparse
 
+    from metric_estimators._backend import NUMBA
     from metric_estimators._kernels.sparse_graph import bounded_violated_cycles
     from metric_estimators.solvers.oracles.sparse import _SparseGraph
 
     U = sparse.triu(D, k=1).tocoo()
-    g = _SparseGraph(D.shape[0], U.row, U.col, search="bounded")
+    g = _SparseGraph(D.shape[0], U.row, U.col, search="bounded", kernels=NUMBA)
     x = np.ascontiguousarray(U.data, dtype=float)
     k = min(n_sources, D.shape[0])
     bounded_violated_cycles(x, g.indptr, g.indices, g.eid, 0, 2, threshold)  # compile

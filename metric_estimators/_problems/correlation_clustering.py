@@ -41,17 +41,16 @@ from scipy import sparse
 from scipy.optimize import minimize_scalar
 
 from .. import _backend
-from .._backend import NUMBA
 from .._linalg import power_of_two_scale
 from .edges import edge_matrix, edge_vector
 
-__all__ = ["DenseSignedGraph", "WeightedCorrelationLP",
+__all__ = ["DenseSignedGraph", "WeightedCorrelationLP", "clustering_cost",
            "correlation_clustering_cost", "correlation_lp",
            "dense_clustering_cost",
            "metric_closure", "sparse_clustering_cost"]
 
 
-def metric_closure(x, n, kernels=NUMBA):
+def metric_closure(x, n, *, kernels):
     """Shortest-path closure of ``clip(x, 0, 1)``: the largest metric below it.
 
     Returns the edge vector of all-pairs shortest-path lengths on the
@@ -81,7 +80,7 @@ class WeightedCorrelationLP:
         :class:`~metric_estimators.solvers.active_sets.CycleConstraints`
         on the same kernels) on the iterate ``x`` with inverse weights
         ``winv``; stored as ``active``.
-    kernels : Kernels, default=NUMBA
+    kernels : Kernels
         The kernels of the fit (:mod:`metric_estimators._backend`) that
         project the pair constraints.
 
@@ -96,7 +95,7 @@ class WeightedCorrelationLP:
         Regulariser weight of the zero-weight pairs.
     """
 
-    def __init__(self, a, gamma, active_factory, kernels=NUMBA):
+    def __init__(self, a, gamma, active_factory, *, kernels):
         self.w = np.abs(a)
         self.d = (a <= 0).astype(np.float64)
         self.fpos = self.w > 0
@@ -380,7 +379,7 @@ def dense_clustering_cost(A, labels):
     return 0.5 * total
 
 
-def sparse_clustering_cost(A, labels, kernels=NUMBA):
+def sparse_clustering_cost(A, labels, *, kernels):
     """Cost of ``labels`` counted over the stored edges of a sparse ``A`` (each once).
 
     On ``kernels``, those of the fit (the same bits on both).
@@ -392,7 +391,7 @@ def sparse_clustering_cost(A, labels, kernels=NUMBA):
         np.asarray(U.data, dtype=np.float64), labels))
 
 
-def correlation_clustering_cost(A, labels, kernels=None):
+def correlation_clustering_cost(A, labels):
     """Cost of a clustering of the signed graph ``A``.
 
     ``sum of A_ij > 0 over pairs split`` plus ``sum of |A_ij|, A_ij < 0, over
@@ -402,27 +401,31 @@ def correlation_clustering_cost(A, labels, kernels=None):
     ----------
     A : array-like or sparse matrix of shape (n, n)
         Symmetric signed weights; for a sparse ``A`` only the stored edges
-        count (``O(|E|)``, never densified: :func:`sparse_clustering_cost`;
-        dense: :func:`dense_clustering_cost`).
+        count (``O(|E|)``, never densified: :func:`sparse_clustering_cost`,
+        on the kernels :func:`metric_estimators._backend.choose` gives a
+        graph of this size, both give the same bits; dense:
+        :func:`dense_clustering_cost`).
     labels : array-like of shape (n,)
         Cluster label of each node.
-    kernels : Kernels or None, default=None
-        The kernels a fit runs on (:mod:`metric_estimators._backend`; the
-        estimator passes its own), for a sparse ``A``: None chooses them
-        by the graph's size (both give the same bits).
 
     Returns
     -------
     cost : float
     """
     if sparse.issparse(A):
-        kernels = _backend.given_or_chosen(
-            kernels, "sparse_correlation_clustering", A.shape[0])
-        return sparse_clustering_cost(A, labels, kernels)
+        kernels = _backend.choose("sparse_correlation_clustering", A.shape[0])
+        return sparse_clustering_cost(A, labels, kernels=kernels)
     return dense_clustering_cost(A, labels)
 
 
-def correlation_lp(a, gamma, active_factory, kernels=NUMBA):
+def clustering_cost(A, labels, *, kernels):
+    """:func:`correlation_clustering_cost` on the kernels of a fit (those of a sparse ``A``)."""
+    if sparse.issparse(A):
+        return sparse_clustering_cost(A, labels, kernels=kernels)
+    return dense_clustering_cost(A, labels)
+
+
+def correlation_lp(a, gamma, active_factory, *, kernels):
     """``(lp, w_scale)``: the :class:`WeightedCorrelationLP` of the signed weights ``a``.
 
     The LP is invariant under a positive scaling of the weights, its
@@ -433,7 +436,7 @@ def correlation_lp(a, gamma, active_factory, kernels=NUMBA):
     """
     w_scale = power_of_two_scale(a, center=False)
     lp = WeightedCorrelationLP(a / w_scale if w_scale != 1.0 else a, gamma,
-                               active_factory, kernels)
+                               active_factory, kernels=kernels)
     return lp, w_scale
 
 
@@ -449,7 +452,7 @@ class DenseSignedGraph:
     ----------
     A : ndarray of shape (n, n)
         Symmetric signed weights, zero diagonal, validated by the estimator.
-    kernels : Kernels, default=NUMBA
+    kernels : Kernels
         Those of the fit (:mod:`metric_estimators._backend`).
 
     Attributes
@@ -471,7 +474,7 @@ class DenseSignedGraph:
     closure_note = ("not converged: the metric closure of the iterate "
                     "(all-pairs shortest paths)")
 
-    def __init__(self, A, kernels=NUMBA):
+    def __init__(self, A, *, kernels):
         self.n = int(A.shape[0])
         self.A = A
         self.kernels = kernels
@@ -482,12 +485,12 @@ class DenseSignedGraph:
         The edge vector of the weights is not kept: the LP holds what it
         needs (``|a|`` and the signs).
         """
-        return correlation_lp(edge_vector(self.A, kernels), gamma,
-                              active_factory, kernels)
+        return correlation_lp(edge_vector(self.A, kernels=kernels), gamma,
+                              active_factory, kernels=kernels)
 
     def edge_matrix(self, x):
         """The symmetric ``(n, n)`` matrix of the edge vector ``x``."""
-        return edge_matrix(x, self.n, self.kernels)
+        return edge_matrix(x, self.n, kernels=self.kernels)
 
     def describe(self, lp):
         """The first words of the solve's phase line."""
@@ -499,4 +502,4 @@ class DenseSignedGraph:
 
     def closure(self, x, oracle):
         """The metric closure of ``x`` (:func:`metric_closure`; ``oracle`` unused)."""
-        return metric_closure(x, self.n, self.kernels)
+        return metric_closure(x, self.n, kernels=self.kernels)

@@ -14,13 +14,11 @@ values of the input, and the matrix of an edge vector.
 import numpy as np
 from scipy import sparse
 
-from .._backend import NUMBA
-
 __all__ = ["CompleteGraphEdges", "SparseGraphEdges", "edge_matrix",
            "edge_vector", "sparse_edges"]
 
 
-def edge_vector(M, kernels=NUMBA):
+def edge_vector(M, *, kernels):
     """The upper triangle of the square matrix ``M`` as an edge vector.
 
     ``kernels``: those of the fit (:mod:`metric_estimators._backend`; both
@@ -29,7 +27,7 @@ def edge_vector(M, kernels=NUMBA):
     return kernels.edges.matrix_to_edges(M)
 
 
-def edge_matrix(x, n, kernels=NUMBA):
+def edge_matrix(x, n, *, kernels):
     """The symmetric ``(n, n)`` matrix (zero diagonal) of the edge vector ``x``.
 
     ``kernels``: as in :func:`edge_vector`.
@@ -62,7 +60,7 @@ class CompleteGraphEdges:
     ----------
     M : ndarray of shape (n, n)
         A validated symmetric matrix; its upper triangle gives ``values``.
-    kernels : Kernels, default=NUMBA
+    kernels : Kernels
         Those of the fit (:mod:`metric_estimators._backend`), for the
         conversions.
 
@@ -73,18 +71,18 @@ class CompleteGraphEdges:
         ``M``'s edge vector.
     """
 
-    def __init__(self, M, kernels=NUMBA):
+    def __init__(self, M, *, kernels):
         self.n = int(M.shape[0])
         self.kernels = kernels
-        self.values = edge_vector(M, kernels)
+        self.values = edge_vector(M, kernels=kernels)
 
     def vector(self, M):
         """The edge vector of another ``(n, n)`` matrix (e.g. weights)."""
-        return edge_vector(M, self.kernels)
+        return edge_vector(M, kernels=self.kernels)
 
     def matrix(self, x):
         """The symmetric ``(n, n)`` matrix holding ``x`` on the edges."""
-        return edge_matrix(x, self.n, self.kernels)
+        return edge_matrix(x, self.n, kernels=self.kernels)
 
 
 class SparseGraphEdges:

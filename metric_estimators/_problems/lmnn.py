@@ -17,26 +17,35 @@ the fit's ``kernels`` (:func:`metric_estimators._backend.choose`) say.
 
 import numpy as np
 
+from .. import _backend
 from .neighbours import nearest_in_groups
 
 __all__ = ["LMNNObjective", "SampledLMNNObjective", "find_target_neighbors",
+           "target_neighbors",
            "uniform_subset"]
 
 
-def find_target_neighbors(X, y_idx, n_neighbors, progress=None, kernels=None):
+def find_target_neighbors(X, y_idx, n_neighbors, progress=None):
     """The ``n_neighbors`` nearest same-class points of every point.
 
     Exact Euclidean search (:func:`~metric_estimators._problems.neighbours.nearest_in_groups`):
     equal distances go to the lower index, a point is never its own target
     neighbour (its duplicates, at distance 0, come first), and classes with
     ``n_c <= n_neighbors`` points give their points ``n_c - 1`` targets (the
-    row is padded with -1).  ``kernels``: the fit's (None: the backend's
-    choice for the search alone).
+    row is padded with -1).  The search runs on the kernels that
+    :func:`metric_estimators._backend.choose` gives a search among this
+    many points (family ``"neighbours"``; both give the same targets).
 
     Returns
     -------
     targets : ndarray of shape (n_samples, n_neighbors), int64
     """
+    return target_neighbors(X, y_idx, n_neighbors, progress=progress,
+                            kernels=_backend.choose("neighbours", len(X)))
+
+
+def target_neighbors(X, y_idx, n_neighbors, progress=None, *, kernels):
+    """:func:`find_target_neighbors` on the kernels of a fit (``kernels``)."""
     return nearest_in_groups(X, y_idx, n_neighbors, progress=progress, kernels=kernels)
 
 

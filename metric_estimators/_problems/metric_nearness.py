@@ -20,8 +20,6 @@ for both.
 
 import numpy as np
 
-from .._backend import NUMBA
-
 __all__ = ["NearnessObjective", "kl_divergence"]
 
 
@@ -42,7 +40,7 @@ class NearnessObjective:
     kl : bool
         The generalised KL divergence (unweighted) instead of the weighted
         squared L2 distance.
-    kernels : Kernels, default=NUMBA
+    kernels : Kernels
         The kernels of the fit (:mod:`metric_estimators._backend`) that run
         the ``x >= 0`` pass.
 
@@ -52,7 +50,7 @@ class NearnessObjective:
         ``1 / we``, the inverse weights of the Bregman projections.
     """
 
-    def __init__(self, d, we, kl, kernels=NUMBA):
+    def __init__(self, d, we, kl, *, kernels):
         self.d = d
         self.we = we
         self.kl = kl

@@ -43,7 +43,6 @@ are searched again by the blockwise screening.  The result is the same.
 
 import numpy as np
 
-from .. import _backend
 from .._linalg import BLOCK, SMALL_BLOCK, block_rows
 
 __all__ = ["knn_edges", "knn_indices", "nearest", "nearest_in_groups"]
@@ -56,7 +55,7 @@ SKLEARN_MIN_REFS = 50_000
 _EXTRA = 8
 
 
-def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels=None):
+def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels):
     """The ``k`` nearest rows of ``R`` to every row of ``Q``, ties to the lower index.
 
     Parameters
@@ -74,9 +73,8 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels=None):
     block : int, default=BLOCK
         Most entries of a screened distance block (8 bytes each); rows per
         block: :func:`~metric_estimators._linalg.block_rows`.
-    kernels : Kernels or None, default=None
-        The fit's kernels (:func:`metric_estimators._backend.choose`); None:
-        the backend's choice for the family ``"neighbours"``.
+    kernels : Kernels
+        The fit's kernels (:func:`metric_estimators._backend.choose`).
 
     Returns
     -------
@@ -101,7 +99,7 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels=None):
     # up to three blocks of float64 at once (D, and in the numpy twin
     # np.partition's copy and the candidate mask)
     step = block_rows(n_r, block, small=SMALL_BLOCK // 4)
-    rank = _backend.given_or_chosen(kernels, "neighbours", n_r).neighbours.rank_candidates
+    rank = kernels.neighbours.rank_candidates
     for start in range(0, n_q, step):
         rows = np.arange(start, min(start + step, n_q))
         D = Qc[rows] @ Rc.T
@@ -116,7 +114,7 @@ def nearest(Q, R, k, *, self_index=None, block=BLOCK, kernels=None):
     return out
 
 
-def knn_indices(X, k, *, block=BLOCK, kernels=None):
+def knn_indices(X, k, *, block=BLOCK, kernels):
     """The ``k`` nearest other points of every row of ``X`` (see :func:`nearest`).
 
     Parameters
@@ -131,7 +129,6 @@ def knn_indices(X, k, *, block=BLOCK, kernels=None):
     indices : ndarray of shape (n_samples, k), int64
     """
     X = np.asarray(X, dtype=np.float64)
-    kernels = _backend.given_or_chosen(kernels, "neighbours", X.shape[0])
     if X.shape[0] >= SKLEARN_MIN_REFS and k > 0:
         return _knn_by_sklearn(X, k, block, kernels)
     return nearest(X, X, k, self_index=np.arange(X.shape[0]), block=block,
@@ -163,7 +160,7 @@ def _knn_by_sklearn(X, k, block, kernels):
     return out
 
 
-def nearest_in_groups(X, groups, k, *, block=BLOCK, progress=None, kernels=None):
+def nearest_in_groups(X, groups, k, *, block=BLOCK, progress=None, kernels):
     """The ``k`` nearest other points of the same group, padded with -1.
 
     Parameters
@@ -178,7 +175,7 @@ def nearest_in_groups(X, groups, k, *, block=BLOCK, progress=None, kernels=None)
         See :func:`nearest`.
     progress : callable or None, default=None
         ``progress(text)`` after every group (e.g. a throttled report line).
-    kernels : Kernels or None, default=None
+    kernels : Kernels
         See :func:`nearest`.
 
     Returns
@@ -188,7 +185,6 @@ def nearest_in_groups(X, groups, k, *, block=BLOCK, progress=None, kernels=None)
     """
     X = np.asarray(X, dtype=np.float64)
     out = np.full((X.shape[0], k), -1, dtype=np.int64)
-    kernels = _backend.given_or_chosen(kernels, "neighbours", X.shape[0])
     done = 0
     for g in np.unique(groups):
         members = np.flatnonzero(groups == g)  # increasing: the tie rule holds
@@ -203,7 +199,7 @@ def nearest_in_groups(X, groups, k, *, block=BLOCK, progress=None, kernels=None)
     return out
 
 
-def knn_edges(X, k, groups=None, *, block=BLOCK, kernels=None):
+def knn_edges(X, k, groups=None, *, block=BLOCK, kernels):
     """Directed k-NN graph edges ``(i, j)``: ``j`` among the ``k`` nearest of ``i``.
 
     Parameters

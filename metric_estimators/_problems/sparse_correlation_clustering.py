@@ -83,7 +83,7 @@ class SparseSignedGraph(SparseGraphEdges):
     def correlation_lp(self, gamma, active_factory, kernels):
         """``(lp, w_scale)`` of the edges' weights
         (:func:`~metric_estimators._problems.correlation_clustering.correlation_lp`)."""
-        return correlation_lp(self.a, gamma, active_factory, kernels)
+        return correlation_lp(self.a, gamma, active_factory, kernels=kernels)
 
     def edge_matrix(self, values):
         """Symmetric CSR matrix on the graph's pattern holding ``values`` per edge."""

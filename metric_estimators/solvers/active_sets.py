@@ -35,8 +35,6 @@ Two kinds of constraints:
 
 import numpy as np
 
-from .._backend import NUMBA
-
 __all__ = ["CycleConstraints", "LogDetPairConstraints",
            "LogDetPointPairConstraints"]
 
@@ -73,7 +71,7 @@ class CycleConstraints:
         ``sum_e x_e log(x_e / x0_e) - x_e + x0_e`` (unweighted, ``x > 0``;
         ``winv`` unused), whose projections onto cycle constraints are
         multiplicative and in closed form.
-    kernels : Kernels, default=NUMBA
+    kernels : Kernels
         The kernels the fit runs on (:func:`metric_estimators._backend.choose`):
         the store, its hash table and the passes call
         ``kernels.constraint_store`` and ``kernels.cycle_projections``.
@@ -92,7 +90,7 @@ class CycleConstraints:
     #: the hash table is rebuilt larger before it gets fuller than this
     MAX_LOAD = 0.7
 
-    def __init__(self, x=None, winv=None, divergence="l2", kernels=NUMBA):
+    def __init__(self, x=None, winv=None, divergence="l2", *, kernels):
         if divergence not in ("l2", "kl"):
             raise ValueError(
                 f"divergence must be 'l2' or 'kl', got {divergence!r}.")
@@ -347,7 +345,7 @@ class LogDetPairConstraints:
         Seed of the shuffling.
     keep_all : bool, default=False
         Never forget (plain cyclic projections over every constraint added).
-    kernels : Kernels, default=NUMBA
+    kernels : Kernels
         The path of the fit (:func:`metric_estimators._backend.choose`):
         ``kernels.bregman`` makes the passes and checks.
 
@@ -373,7 +371,7 @@ class LogDetPairConstraints:
     _STORED = ("key", "V", "delta", "xi0", "xi", "lam")
 
     def __init__(self, A0, gamma, *, shuffle=True, random_state=None,
-                 keep_all=False, kernels=NUMBA):
+                 keep_all=False, kernels):
         self.A0 = np.ascontiguousarray(A0, dtype=np.float64)
         self.A = self.A0.copy()
         self.gamma = float(gamma)
@@ -518,7 +516,7 @@ class LogDetPointPairConstraints(LogDetPairConstraints):
         ``xi0`` of the similar and of the dissimilar pairs.
     random_state : None, int or numpy Generator
         Seed of the orders.
-    kernels : Kernels, default=NUMBA
+    kernels : Kernels
         ``kernels.bregman`` makes the passes.
 
     Attributes
@@ -539,7 +537,7 @@ class LogDetPointPairConstraints(LogDetPairConstraints):
     _STORED = ("I", "J", "delta", "xi", "lam")
 
     def __init__(self, A0, gamma, X, bounds, *, random_state=None,
-                 kernels=NUMBA):
+                 kernels):
         self.A0 = np.ascontiguousarray(A0, dtype=np.float64)
         self.A = self.A0.copy()
         self.gamma = float(gamma)

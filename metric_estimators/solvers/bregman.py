@@ -89,7 +89,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._backend import NUMBA
 from .._reporting import ITERATION, OBJECTIVE, Column
 from .active_sets import LogDetPairConstraints
 from .oracles import FixedListOracle
@@ -335,7 +334,7 @@ class LogDetResult(BregmanResult):
 
 def logdet_bregman(A0, V, delta, xi0, gamma=1.0, *, tol=1e-3, max_iter=1000,
                    max_passes=1, active_set=True, shuffle=True,
-                   random_state=None, report=None, kernels=None):
+                   random_state=None, report=None, kernels):
     """Solve ITML's slack-penalised LogDet problem over a list of pair constraints.
 
     See the module docstring for the exact problem and the stopping rule.
@@ -372,10 +371,9 @@ def logdet_bregman(A0, V, delta, xi0, gamma=1.0, *, tol=1e-3, max_iter=1000,
         See :class:`~metric_estimators.solvers.active_sets.LogDetPairConstraints`.
     report : FitReport or None
         See :func:`bregman_project_forget`.
-    kernels : Kernels or None
+    kernels : Kernels
         The path the fit chose (:func:`metric_estimators._backend.choose`,
-        family ``"logdet_listed"``), for the active set and the oracle;
-        None: the numba kernels.
+        family ``"logdet_listed"``), for the active set and the oracle.
 
     Returns
     -------
@@ -383,8 +381,6 @@ def logdet_bregman(A0, V, delta, xi0, gamma=1.0, *, tol=1e-3, max_iter=1000,
     """
     V = np.ascontiguousarray(V, dtype=np.float64)
     xi0 = np.ascontiguousarray(xi0, dtype=np.float64)
-    if kernels is None:
-        kernels = NUMBA
     active = LogDetPairConstraints(A0, gamma, shuffle=shuffle,
                                    random_state=random_state,
                                    keep_all=not active_set, kernels=kernels)

@@ -36,8 +36,6 @@ import time
 import numpy as np
 from scipy import sparse
 
-from .._backend import NUMBA
-
 __all__ = ["cheapest_distinct", "common_refinement", "local_search",
            "local_search_from_singletons",
            "merge_clusters", "recombine"]
@@ -79,7 +77,7 @@ def merge_clusters(A, labels, eps):
     return np.unique(target[labels], return_inverse=True)[1].astype(np.int64), merges
 
 
-def local_search(A, labels, max_sweeps, kernels=NUMBA):
+def local_search(A, labels, max_sweeps, *, kernels):
     """Alternate best one-element moves and merge rounds until neither helps.
 
     Returns ``(labels, sweeps)``: labels relabelled ``0, 1, ...`` and the
@@ -152,7 +150,7 @@ def cheapest_distinct(entries, size):
     return out[:size]
 
 
-def local_search_from_singletons(A, max_sweeps, rng, kernels=NUMBA):
+def local_search_from_singletons(A, max_sweeps, rng, *, kernels):
     """:func:`local_search` from singletons, nodes swept in a random order.
 
     A clustering found without the LP: on an early LP iterate, whose
@@ -167,14 +165,14 @@ def local_search_from_singletons(A, max_sweeps, rng, kernels=NUMBA):
         B = sparse.csr_matrix(A)[order][:, order]
     else:
         B = np.asarray(A)[np.ix_(order, order)]
-    labels, sweeps = local_search(B, np.arange(n), max_sweeps, kernels)
+    labels, sweeps = local_search(B, np.arange(n), max_sweeps, kernels=kernels)
     out = np.empty(n, dtype=np.int64)
     out[order] = labels
     return np.unique(out, return_inverse=True)[1].astype(np.int64), sweeps
 
 
 def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None,
-              deadline=None, kernels=NUMBA):
+              deadline=None, *, kernels):
     """Cross the cheapest clusterings of ``pool``; return the improved pool.
 
     Parameters
@@ -201,7 +199,7 @@ def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None,
         A ``time.perf_counter()`` value: no crossing starts after it (the
         pairs left are not marked crossed), and the pool found so far is
         returned.
-    kernels : Kernels, default=NUMBA
+    kernels : Kernels
         Those of the fit, for :func:`local_search`.
 
     Returns
@@ -230,7 +228,7 @@ def recombine(A, pool, cost, max_sweeps, size=8, max_rounds=8, crossed=None,
             crossed.add(pair)
             labels, sweeps = local_search(
                 A, common_refinement(pool[i][0], pool[j][0]), max_sweeps,
-                kernels)
+                kernels=kernels)
             children.append((labels, cost(A, labels), sweeps))
         if not children:
             break

@@ -43,11 +43,11 @@ import numpy as np
 from scipy import sparse
 
 from .. import _backend
-from .._backend import NUMBA
 from .cc_local_search import local_search, local_search_from_singletons, recombine
 
 __all__ = ["N_LP_FREE_STARTS", "RECOMBINE_SIZE", "ClusteringPool",
-           "dense_pivot_rounding", "pivot_rounding", "sparse_pivot_rounding"]
+           "dense_pivot_rounding", "pivot_rounding", "round_pivots",
+           "sparse_pivot_rounding"]
 
 #: local optima found without the LP (local search from singletons, nodes in
 #: random orders) recombined on their own at the first rounding of a sparse
@@ -88,7 +88,7 @@ def dense_pivot_rounding(X, rng, rounding="probabilistic"):
     return labels
 
 
-def sparse_pivot_rounding(X, rng, rounding="probabilistic", kernels=NUMBA):
+def sparse_pivot_rounding(X, rng, rounding="probabilistic", *, kernels):
     """LP-KwikCluster on a sparse LP solution ``X`` (edges: LP lengths).
 
     The LP distance of two nodes is their shortest-path distance in the
@@ -115,7 +115,14 @@ def sparse_pivot_rounding(X, rng, rounding="probabilistic", kernels=NUMBA):
         rounding != "threshold", seed)
 
 
-def pivot_rounding(X, rng, rounding="probabilistic", kernels=None):
+def round_pivots(X, rng, rounding="probabilistic", *, kernels):
+    """:func:`pivot_rounding` on the kernels of a fit (those of a sparse ``X``'s searches)."""
+    if sparse.issparse(X):
+        return sparse_pivot_rounding(X, rng, rounding, kernels=kernels)
+    return dense_pivot_rounding(X, rng, rounding)
+
+
+def pivot_rounding(X, rng, rounding="probabilistic"):
     """LP-KwikCluster (Ailon, Charikar & Newman 2008) on the LP solution ``X``.
 
     Pivots are taken in a random order; an unclustered ``j`` joins pivot
@@ -125,8 +132,9 @@ def pivot_rounding(X, rng, rounding="probabilistic", kernels=None):
     A sparse ``X`` (the ``lp_solution_`` of a sparse graph, LP values on
     its edges) is read as its shortest-path completion: the pivot takes the
     unclustered nodes of its ball in the graph with lengths ``X``
-    (:func:`sparse_pivot_rounding`, ``O(n + |E|)`` memory); a dense one by
-    :func:`dense_pivot_rounding`.
+    (:func:`sparse_pivot_rounding`, ``O(n + |E|)`` memory, on the kernels
+    :func:`metric_estimators._backend.choose` gives a graph of this size;
+    both give the same labels); a dense one by :func:`dense_pivot_rounding`.
 
     Parameters
     ----------
@@ -136,10 +144,6 @@ def pivot_rounding(X, rng, rounding="probabilistic", kernels=None):
         Source of the pivot order (and of the joins, if probabilistic).
     rounding : {"probabilistic", "threshold"}, default="probabilistic"
         How an unclustered node decides to join a pivot.
-    kernels : Kernels or None, default=None
-        The kernels a fit runs on (:mod:`metric_estimators._backend`; the
-        estimator passes its own), for a sparse ``X``: None chooses them
-        by the graph's size (both give the same labels).
 
     Returns
     -------
@@ -147,9 +151,8 @@ def pivot_rounding(X, rng, rounding="probabilistic", kernels=None):
         Cluster ids ``0, 1, ...`` in the order the pivots were taken.
     """
     if sparse.issparse(X):
-        kernels = _backend.given_or_chosen(
-            kernels, "sparse_correlation_clustering", X.shape[0])
-        return sparse_pivot_rounding(X, rng, rounding, kernels)
+        kernels = _backend.choose("sparse_correlation_clustering", X.shape[0])
+        return sparse_pivot_rounding(X, rng, rounding, kernels=kernels)
     return dense_pivot_rounding(X, rng, rounding)
 
 
@@ -178,7 +181,7 @@ class ClusteringPool:
         recombine them).
     max_sweeps : int
         Sweeps of each local search.
-    kernels : Kernels, default=NUMBA
+    kernels : Kernels
         Those of the fit, which the pivots and the local search run on.
 
     Attributes
@@ -192,7 +195,7 @@ class ClusteringPool:
     """
 
     def __init__(self, A, cost, rng, *, rounding, n_trials, local_search,
-                 max_sweeps, kernels=NUMBA):
+                 max_sweeps, kernels):
         self.A = A
         self.cost = cost
         self.rng = rng
@@ -213,7 +216,7 @@ class ClusteringPool:
     def polish(self, labels, cost):
         """Moves and merges from ``labels``; return the cheaper ``(labels, cost, sweeps)``."""
         moved, sweeps = local_search(self.A, labels, self.max_sweeps,
-                                     self.kernels)
+                                     kernels=self.kernels)
         moved_cost = self.cost(self.A, moved)
         if moved_cost <= cost:
             return moved, moved_cost, sweeps
@@ -262,7 +265,7 @@ class ClusteringPool:
             if k and _late(deadline, (time.perf_counter() - started) / k
                            + n_free * polishing / k):
                 break
-            labels = pivot_rounding(X, rng, self.rounding, kernels)
+            labels = round_pivots(X, rng, self.rounding, kernels=kernels)
             cost = self.cost(A, labels)
             pivot_cost = min(pivot_cost, cost)
             if each:
@@ -285,7 +288,7 @@ class ClusteringPool:
                 if k and _late(deadline, (time.perf_counter() - since) / k):
                     break
                 labels, sweeps = local_search_from_singletons(
-                    A, self.max_sweeps, rng, kernels)
+                    A, self.max_sweeps, rng, kernels=kernels)
                 free.append((labels, self.cost(A, labels), sweeps))
             free = self._recombine(free, deadline)
             once = time.perf_counter() - since

@@ -11,13 +11,16 @@ See :mod:`metric_estimators.solvers.oracles` for the calling convention.
 Each oracle calls the kernels it is given (``kernels``, chosen once per fit
 by :func:`metric_estimators._backend.choose`): the numba kernels or their
 numpy twins.  The shortest-path search (``violated_paths``) and several
-triangles per edge (``violated_apexes``) have no twin: they always run on
-numba.
+triangles per edge (``violated_apexes``) have no twin
+(:data:`metric_estimators._backend.NO_TWIN`): such an oracle refuses the
+twins, and the fit that builds it asks
+:func:`metric_estimators._backend.choose_for`, which answers the numba
+kernels.
 """
 
 import numpy as np
 
-from ..._backend import NUMBA
+from ... import _backend
 
 __all__ = ["DenseShortestPathOracle", "DenseTriangleOracle",
            "ShortEdgeTriangleOracle", "ORACLE_PASS_RATIO", "n_edges"]
@@ -48,14 +51,18 @@ class DenseShortestPathOracle:
         ``n (n - 1) / 2`` (see :func:`~metric_estimators._kernels.edges.edge_id`).
     edge_mask : bool ndarray of shape (n (n - 1) / 2,) or None
         Edges whose cycle inequalities are checked (all by default).
-    kernels : Kernels, default=NUMBA
+    kernels : Kernels
         The kernels of the fit (:mod:`metric_estimators._backend`).  The
-        shortest-path search has no twin: this oracle runs on numba.
+        shortest-path search has no twin: the numba kernels only.
     """
 
     supports_float32 = True
+    #: the option of :data:`metric_estimators._backend.NO_TWIN` this search is
+    _no_twin = "oracle='shortest_path'"
 
-    def __init__(self, n, edge_mask=None, kernels=NUMBA):
+    def __init__(self, n, edge_mask=None, *, kernels):
+        if self._no_twin is not None:
+            _backend.check_twin(kernels, "cycles", self._no_twin)
         self.n = int(n)
         self.kernels = kernels
         m = n_edges(self.n)
@@ -95,12 +102,13 @@ class DenseShortestPathOracle:
         # lengths must be non-negative for shortest paths; negative entries
         # (transient in Hildreth's iterates) are reported as violations of
         # x >= 0 below, and projected by the problem's own constraints
-        NUMBA.edges.edges_to_matrix(np.maximum(x, 0.0), n, X)
+        kernels = self.kernels
+        kernels.edges.edges_to_matrix(np.maximum(x, 0.0), n, X)
         dtype = np.float32 if precision == "float32" else np.float64
         D = self._buffer(dtype)
         np.maximum(X, 0.0, out=D, casting="unsafe")
-        NUMBA.shortest_paths.apsp(D)
-        ce, ptr, path, maxv = NUMBA.shortest_paths.violated_paths(
+        kernels.shortest_paths.apsp(D)
+        ce, ptr, path, maxv = kernels.shortest_paths.violated_paths(
             X, D, n, threshold, self.edge_mask)
         neg = float(-x.min()) if x.size else 0.0
         return ce, ptr, path, max(maxv, neg)
@@ -138,16 +146,19 @@ class DenseTriangleOracle(DenseShortestPathOracle):
         With ``apexes != 1``, only the edges whose violation exceeds this
         fraction of the call's largest one get several triangles; the others
         get their most violated one.
-    kernels : Kernels, default=NUMBA
+    kernels : Kernels
         The kernels of the fit (:mod:`metric_estimators._backend`): the
-        edge conversion and the search (``apexes == 1``).  Several
-        triangles per edge (``apexes != 1``) have no twin and always run
-        on numba.
+        edge conversion and the search.  Several triangles per edge
+        (``apexes != 1``) have no twin: the numba kernels only.
     """
 
+    _no_twin = None
+
     def __init__(self, n, edge_mask=None, apexes=1, apex_rel=0.0,
-                 apex_depth=0.0, kernels=NUMBA):
-        super().__init__(n, edge_mask, kernels)
+                 apex_depth=0.0, *, kernels):
+        if int(apexes) != 1:
+            _backend.check_twin(kernels, "cycles", "triangles_per_edge!=1")
+        super().__init__(n, edge_mask, kernels=kernels)
         self.apexes = int(apexes)
         self.apex_rel = float(apex_rel)
         self.apex_depth = float(apex_depth)
@@ -165,7 +176,7 @@ class DenseTriangleOracle(DenseShortestPathOracle):
             return (np.empty(0, np.int64), np.zeros(1, np.int64),
                     np.empty(0, np.int32), 0.0)
         X = self._X
-        kernels = self.kernels if self.apexes == 1 else NUMBA
+        kernels = self.kernels
         kernels.edges.edges_to_matrix(np.maximum(x, 0.0), n, X)
         dtype = np.float32 if precision == "float32" else np.float64
         M = self._buffer(dtype)
@@ -190,7 +201,7 @@ class DenseTriangleOracle(DenseShortestPathOracle):
             ce, ptr, path, maxv = kernels.triangle_oracle.violated_triangles(
                 X, Xp, M, self._W, n, threshold, self.edge_mask, mscale)
         else:
-            ce, ptr, path, maxv = NUMBA.triangle_oracle.violated_apexes(
+            ce, ptr, path, maxv = kernels.triangle_oracle.violated_apexes(
                 X, Xp, M, self._W, n, threshold, self.edge_mask, mscale,
                 cap=self.apexes, rel=self.apex_rel, depth=self.apex_depth)
         neg = float(-x.min()) if x.size else 0.0
@@ -221,7 +232,7 @@ class ShortEdgeTriangleOracle:
         search costs as much as one dense min-plus call at a fraction of
         about this size, independently of ``n`` (measured:
         ``benchmarks/README.md``, *Measurements behind choices in the code*).
-    kernels : Kernels, default=NUMBA
+    kernels : Kernels
         The kernels of the fit (:mod:`metric_estimators._backend`), for
         both searches (the twin of the short-edge search is the dense one:
         :mod:`metric_estimators._kernels.numpy.short_edge_triangles`).
@@ -236,7 +247,7 @@ class ShortEdgeTriangleOracle:
 
     supports_float32 = True
 
-    def __init__(self, n, dense_fraction=0.1, kernels=NUMBA):
+    def __init__(self, n, dense_fraction=0.1, *, kernels):
         self.n = int(n)
         self.kernels = kernels
         self.dense_fraction = float(dense_fraction)

@@ -9,7 +9,6 @@ See :mod:`metric_estimators.solvers.oracles` for the calling convention.
 
 import numpy as np
 
-from ..._backend import NUMBA
 from ..._linalg import gram_factor
 
 __all__ = ["FixedListOracle", "LabelPairOracle"]
@@ -26,7 +25,7 @@ class FixedListOracle:
         +1 for similar (``v^T A v <= xi``), -1 for dissimilar pairs.
     xi0 : ndarray of shape (m,)
         Positive bounds.
-    kernels : :class:`~metric_estimators._backend.Kernels`, default=NUMBA
+    kernels : :class:`~metric_estimators._backend.Kernels`
         The path the fit runs on (:func:`metric_estimators._backend.choose`,
         family ``"logdet_listed"``).
 
@@ -41,7 +40,7 @@ class FixedListOracle:
 
     supports_float32 = False
 
-    def __init__(self, V, delta, xi0, *, kernels=NUMBA):
+    def __init__(self, V, delta, xi0, *, kernels):
         self.V = np.ascontiguousarray(V, dtype=np.float64)
         self.delta = np.ascontiguousarray(delta, dtype=np.float64)
         self.xi0 = np.ascontiguousarray(xi0, dtype=np.float64)
@@ -107,7 +106,7 @@ class LabelPairOracle:
     skip_pairs : int ndarray of shape (k, 2) or None
         Pairs ``i < j`` that are never constraints (different-class pairs of
         identical points, which no metric separates).
-    kernels : :class:`~metric_estimators._backend.Kernels`, default=NUMBA
+    kernels : :class:`~metric_estimators._backend.Kernels`
         The path the fit runs on (:func:`metric_estimators._backend.choose`,
         family ``"logdet_all_pairs"``).
 
@@ -139,7 +138,7 @@ class LabelPairOracle:
 
     def __init__(self, X, y, low, high, *, block_size=512, max_new=None,
                  max_active=None, growth=None, min_new=100_000,
-                 skip_pairs=None, kernels=NUMBA):
+                 skip_pairs=None, kernels):
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.y = np.ascontiguousarray(y, dtype=np.int64)
         self.low = float(low)

@@ -15,7 +15,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from ..._backend import NUMBA
+from ... import _backend
 
 #: oracle calls over which ``stall_objective`` is compared
 STALL_WINDOW = 5
@@ -34,7 +34,7 @@ class _SparseGraph:
     so a Dask worker runs the searches on the same path.
     """
 
-    def __init__(self, n, rows, cols, search="full", kernels=NUMBA,
+    def __init__(self, n, rows, cols, search="full", *, kernels,
                  component_eps=0.0):
         self.n = int(n)
         self.search = search
@@ -75,12 +75,14 @@ def _search_sources(graph, x, s0, s1, threshold, chunk, cap=0):
     memory ``O(n + m)``, ``chunk`` unused), settling at most ``cap`` nodes
     per source if ``cap > 0``; on ``graph.kernels`` (the numpy twin of that
     search: :mod:`metric_estimators._kernels.numpy.sparse_graph`, the same
-    bits).  The other two searches run on numba.
+    bits).  The other two have no twin and run on ``graph.kernels``, the
+    numba kernels (:class:`SparseShortestPathOracle` refuses the twins for
+    them).
     """
     n = graph.n
     if getattr(graph, "search", "full") == "components":
         # the components rooted (smallest node) in [s0, s1)
-        return NUMBA.sparse_graph.component_violated_cycles(
+        return graph.kernels.sparse_graph.component_violated_cycles(
             x, graph.indptr, graph.indices, graph.eid,
             float(graph.component_eps), float(threshold), int(cap), int(s0),
             int(s1))
@@ -97,7 +99,7 @@ def _search_sources(graph, x, s0, s1, threshold, chunk, cap=0):
         src = np.arange(c0, min(s1, c0 + chunk))
         dist, pred = csgraph.dijkstra(G, directed=False, indices=src,
                                       return_predecessors=True)
-        parts.append(NUMBA.shortest_paths.paths_from_predecessors(
+        parts.append(graph.kernels.shortest_paths.paths_from_predecessors(
             x, graph.rows, graph.cols, src.astype(np.int64), dist,
             pred.astype(np.int64), graph.indptr, graph.indices, graph.eid,
             threshold,
@@ -173,7 +175,7 @@ def _component_blocks(graph, x, parts):
     n = graph.n
     if parts <= 1 or n == 0:
         return [(0, n)]
-    _, order, cptr, _, _, _ = NUMBA.sparse_graph.short_edge_forest(
+    _, order, cptr, _, _, _ = graph.kernels.sparse_graph.short_edge_forest(
         x, graph.indptr, graph.indices, graph.eid, float(graph.component_eps))
     roots = order[cptr[:-1]]
     cut = np.searchsorted(cptr[1:], np.arange(1, parts) * (n / parts))
@@ -364,12 +366,13 @@ class SparseShortestPathOracle:
         low-yield too (``growth`` decides what follows).
     stall_rtol : float, default=1e-3
         See ``stall_objective``.
-    kernels : Kernels, default=NUMBA
-        The kernels of the fit (:mod:`metric_estimators._backend`): with
-        ``search="bounded"`` the searches and :meth:`closure` run on them
-        (the numpy twins are plain Python, the same bits, nothing to
-        compile: small graphs).  ``search="full"`` and ``"components"``
-        have no twin: they need the numba kernels.
+    kernels : Kernels
+        The kernels of the fit (:mod:`metric_estimators._backend`): every
+        search and :meth:`closure` run on them.  With ``search="bounded"``
+        they may be the numpy twins (plain Python, the same bits, nothing
+        to compile: small graphs); ``search="full"`` and ``"components"``
+        have no twin (:data:`metric_estimators._backend.NO_TWIN`): the
+        numba kernels only.
     component_eps : float, default=0.0
         With ``search="components"``: the edges of length ``max(x_e, 0) <=
         component_eps`` form the components.  The returned violations are
@@ -382,14 +385,14 @@ class SparseShortestPathOracle:
     supports_float32 = False
 
     def __init__(self, n, rows, cols, chunk=256, client=None, search="full",
-                 cap=0, switch=0.01, growth=0, kernels=NUMBA,
+                 cap=0, switch=0.01, growth=0, *, kernels,
                  component_eps=0.0, stall_objective=None, stall_rtol=1e-3):
         if search not in ("full", "bounded", "components"):
             raise ValueError(f"search must be 'full', 'bounded' or "
                              f"'components', got {search!r}.")
-        if search != "bounded" and kernels is not NUMBA:
-            raise ValueError(f"search={search!r} has no numpy twin: use "
-                             "search='bounded' or the numba kernels.")
+        if search != "bounded":
+            _backend.check_twin(kernels, "sparse_correlation_clustering",
+                                f"search={search!r}")
         component_eps = float(component_eps)
         if not np.isfinite(component_eps) or component_eps < 0.0:
             raise ValueError(f"component_eps must be a finite number >= 0, "
