@@ -205,10 +205,17 @@ def _kernel_stats():
 @contextlib.contextmanager
 def _parallel_from(n_nodes):
     """Run the oracles' parallel kernels from size ``n_nodes`` on (restored after)."""
-    from ._kernels import pair_oracle, short_edge_triangles, shortest_paths, triangle_oracle
+    from ._kernels import (
+        cc_pair_projections,
+        pair_oracle,
+        short_edge_triangles,
+        shortest_paths,
+        triangle_oracle,
+    )
 
     switches = [(shortest_paths, "PARALLEL_MIN_NODES"), (triangle_oracle, "PARALLEL_MIN_NODES"),
-                (short_edge_triangles, "PARALLEL_MIN_NODES"), (pair_oracle, "PARALLEL_MIN_POINTS")]
+                (short_edge_triangles, "PARALLEL_MIN_NODES"), (pair_oracle, "PARALLEL_MIN_POINTS"),
+                (cc_pair_projections, "PARALLEL_MIN_PAIRS")]
     old = [getattr(m, name) for m, name in switches]
     try:
         for m, name in switches:

@@ -258,3 +258,15 @@ def test_repeated_fits_switch_to_the_kernels_by_themselves(tmp_path):
     while list(tmp_path.rglob("*.lock")) and time.time() < deadline:
         time.sleep(0.2)
     assert not list(tmp_path.rglob("*.lock"))
+
+
+def test_every_listed_kernel_exists():
+    """A misspelt name would make its family look cold for ever (and compile it again and again)."""
+    import importlib
+
+    for name, family in _backend.FAMILIES.items():
+        listed = list(family.kernels) + [k for _, ks in family.parallel for k in ks]
+        for kernel in listed:
+            module, function = kernel.split(".")
+            mod = importlib.import_module(f"metric_estimators._kernels.{module}")
+            assert hasattr(getattr(mod, function, None), "py_func"), (name, kernel)
