@@ -110,6 +110,8 @@ def _fits():
          lambda: MetricNearness(triangles_per_edge=2, max_iter=3).fit(D)),
         ("MetricNearness (l2, shortest_path)", "cycles",
          lambda: MetricNearness(oracle="shortest_path", max_iter=3).fit(D)),
+        ("MetricNearness (sparse)", "cycles",
+         lambda: MetricNearness(max_iter=3).fit(sparse.csr_matrix(D * (mask & mask.T)))),
         ("MetricNearness (kl, shortest_path)", "cycles",
          lambda: MetricNearness(divergence="kl", oracle="shortest_path",
                                 max_iter=3).fit(D)),
