@@ -6,9 +6,9 @@
 
 The command for the first fits of every estimator in a fresh process (and
 of the twins' evidence, ``--modes``); every job runs the first-fit worker,
-``benchmarks/workers/first_contact.py``, through the runner.  (Two older
-comparisons keep their own workers: ``bench_cold_start.py``, LMNN's import
-and first fit on iris against scikit-learn's NCA, and ``bench_coldwarm.py``,
+``benchmarks/workers/first_contact.py``, through the runner.  (Two other
+commands run the same worker: ``bench_cold_start.py``, LMNN's imports and
+first fit on iris against scikit-learn's NCA, and ``bench_coldwarm.py``,
 numba's start-up timed apart from a first fit on digits.)  ``--cases``
 picks what is fitted:
 

@@ -389,3 +389,60 @@ def test_the_converted_result_files_render_their_published_rows():
     assert "| MLKR (defaults) | -0.093 | 0.194 | 0.837 | 0.760 | 0/6 / 3/3 / 1/3 |" in mlkr
     limits = bench_numpy_paths.render(runner.load_rows("numpy_paths_threshold_gradient"))
     assert "| LMNN | digits | 1.595 | 0.314 | +1.281 | 71 / 71 |" in limits
+
+
+def test_cold_start_and_coldwarm_files_render_their_published_rows():
+    """Their rows, measured by the workers the first-fit worker replaced, carry its
+    keys and render the numbers the pages quote."""
+    from benchmarks import bench_cold_start, bench_coldwarm
+
+    cold = bench_cold_start.render(runner.load_rows("cold_start"))
+    assert "| cpu_after_start | 1.769 | 1.728 | 1.995 |" in cold
+    assert "| package_import | 0.094 | 0.086 | 0.101 |" in cold
+    assert "cpu_after_start +0.048 s" in cold
+    assert "## Numba cache: the environment's, as it was" in cold
+    lmnn = bench_coldwarm.render(runner.load_rows("lmnn_coldwarm"), "lmnn_coldwarm")
+    assert "## LMNN on digits" in lmnn and "## LMNN on iris" in lmnn
+    assert "| numba start-up alone (first call of a trivial njit function) | 0.542 |" in lmnn
+    assert "| warm fit (best of up to 5 later fits) | 0.365 |" in lmnn
+    assert "numba import" not in lmnn  # not timed apart then
+    itml = bench_coldwarm.render(runner.load_rows("itml_coldwarm"), "itml_coldwarm")
+    assert "| first fit after numba start-up (kernel cache load + fit) | 0.507 |" in itml
+
+
+def test_first_contact_cold_start_case_gives_the_cold_start_steps():
+    from benchmarks import bench_cold_start
+    from benchmarks.workers import first_contact
+
+    job = {"dataset": "sklearn-NCA-iris", "impl": "nca",
+           "params": {"cache": "as-is", "warm": 0}}
+    runs = [{**first_contact.run(job), **job, "wall_time": 2.0 + i, "loadavg_start": [i]}
+            for i in range(3)]
+    assert set(runs[0]["import_steps"]) == {"sklearn_import", "package_import"}
+    assert runs[0]["warm_fit_wall"] is None and runs[0]["n_iter"] >= 1
+    s = bench_cold_start.steps(runs[0])
+    assert s["first_fit"] >= runs[0]["first_fit_wall"] > 0
+    assert s["sklearn_import"] + s["package_import"] + s["first_fit"] == \
+        pytest.approx(s["total_after_start"])
+    assert s["total_after_start"] <= runs[0]["process_wall"]
+    row = bench_cold_start.summarise(runs)
+    assert row["wall_including_interpreter"] == 3.0 and row["loadavg_start"] == [0]
+    assert len(row["runs"]) == 3 and "import_wall" not in row
+    assert "**nca**: 3 runs" in bench_cold_start.render([row])
+
+
+def test_first_contact_classification_case_times_numba_apart():
+    from benchmarks import bench_coldwarm
+    from benchmarks.workers import first_contact
+
+    job = {"dataset": "classification-itml_supervised", "impl": "ours",
+           "params": {"cache": "as-is", "data": "iris", "numba_first": True, "warm": 2}}
+    out = {**first_contact.run(job), **job, "loadavg_start": [1.0]}
+    assert out["numba_import_wall"] > 0 and out["numba_startup_wall"] > 0
+    assert 0.5 < out["accuracy"] <= 1.0 and out["warm_fit_wall"] > 0
+    row = bench_coldwarm.summarise([out])
+    assert row["numba_startup"] == out["numba_startup_wall"]
+    assert row["first_fit"] == out["first_fit_wall"] and row["accuracy"] == out["accuracy"]
+    cold = {**row, "params": {**row["params"], "numba_first": False}}
+    text = bench_coldwarm.render([cold, row], "s")
+    assert "## ITML_Supervised on iris" in text and "| numba import (before its start-up) |" in text

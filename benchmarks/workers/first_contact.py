@@ -1,13 +1,24 @@
 """The one first-fit worker: an estimator's first fit in this fresh process, and its warm fits.
 
-Job: ``{"dataset": <case>, "impl": "ours", "params": {"cache": "empty" | "warm",
-"kernels": bool, "mode": "auto" | "numpy" | "numba", "warm": int, "family": str,
-"size": [int, ...]}}`` (every parameter but ``cache`` optional) where
-``<case>`` is
+Job: ``{"dataset": <case>, "impl": <label>, "params": {"cache": "empty" |
+"warm" | "as-is", "kernels": bool, "mode": "auto" | "numpy" | "numba", "warm":
+int, "numba_first": bool, "family": str, "size": [int, ...], "data": str}}``
+(every parameter but ``cache`` optional; ``impl`` only labels the row:
+``"ours"``, or the name a command gives its reference) where ``<case>`` is
 
 * a key of :data:`CASES` or :data:`EXTRA_CASES`: an estimator on a small
   problem (a bundled scikit-learn data set or a small generated matrix /
-  graph);
+  graph); among the further cases, ``"LMNN-iris"`` and its reference
+  ``"sklearn-NCA-iris"`` (scikit-learn's NeighborhoodComponentsAnalysis;
+  this package is not imported) fit raw iris with their defaults and
+  ``random_state=0``, and time their imports step by step
+  (:data:`IMPORT_STEPS`);
+* ``"classification-<algo>"`` with ``data`` a data set of
+  ``benchmarks/workers/classification.py`` and ``algo`` one of its learners
+  of ours (``lmnn``, ``itml_supervised``): that worker's protocol (70/30
+  stratified split, StandardScaler fitted on the training part, its
+  learner parameters) fitted on the training part; after the fits, the 3-NN
+  test accuracy of the fitted model (``accuracy``, untimed);
 * ``"cliff-<family>"`` with ``family`` a key of
   ``metric_estimators._backend.FAMILIES`` listed in :data:`CLIFF_FAMILIES`
   and ``size`` that family's size (one number per component, in the order
@@ -24,12 +35,19 @@ imports numba; a shared directory gives "warm installation" rows); ``cache``
 only labels the row.  ``mode`` sets ``METRIC_ESTIMATORS_BACKEND`` (the
 package's public switch between its numba kernels and their numpy twins)
 before the package is imported; absent, the environment's is kept.
+``cache`` is ``"as-is"`` for a run on whatever cache the environment has.
 
 The worker times, from its own start: importing the package and making the
-data (``import_wall`` / ``import_cpu``), the first fit (``first_fit_wall`` /
-``first_fit_cpu``), then up to ``warm`` (default 3) more fits in the same
-process (fewer once they took 10 s; the best is ``warm_fit_wall`` /
-``warm_fit_cpu``). ``process_cpu`` is the CPU time of the whole process
+data (``import_wall`` / ``import_cpu``; for the cases of
+:data:`IMPORT_STEPS`, ``import_steps`` gives the wall seconds of each of
+their first imports, a part of ``import_wall``), the first fit
+(``first_fit_wall`` / ``first_fit_cpu``), then up to ``warm`` (default 3)
+more fits in the same process (fewer once they took 10 s; the best is
+``warm_fit_wall`` / ``warm_fit_cpu``). With ``numba_first``, numba's own
+start-up is timed between the two, outside both: ``numba_import_wall``
+(``import numba``) and ``numba_startup_wall`` (the first call of a trivial
+compiled function after it), so that the first fit after them is the
+kernels' cache load or compilation plus the fit. ``process_cpu`` is the CPU time of the whole process
 (interpreter start included, every thread, not its children) at the end of
 the first fit, from ``getrusage(RUSAGE_SELF)``; ``process_wall`` the wall
 time since the process started (Linux, from ``/proc``), at the same moment.
@@ -46,6 +64,7 @@ its rows' import figures are not those of a user's first contact.
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import resource
@@ -244,8 +263,25 @@ def cliff_case(family, size):
     raise ValueError(f"no cliff case for family {family!r}")
 
 
+def classification_case(algo, data):
+    """``(estimator, (X_train, y_train), (X_test, y_test))`` of a ``classification-<algo>`` case."""
+    from benchmarks.workers.classification import build_ours, load_dataset, split_scaled
+
+    X_train, X_test, y_train, y_test = split_scaled(*load_dataset(data))
+    return build_ours(algo, {})[1], (X_train, y_train), (X_test, y_test)
+
+
 def _case(name, params=None):
     """``(estimator, fit arguments)`` of one case, built in this process."""
+    if name in ("LMNN-iris", "sklearn-NCA-iris"):
+        from sklearn.datasets import load_iris
+
+        if name == "LMNN-iris":
+            from metric_estimators import LMNN as Learner
+        else:  # the reference: this package stays unimported
+            from sklearn.neighbors import NeighborhoodComponentsAnalysis as Learner
+        return Learner(random_state=0), load_iris(return_X_y=True)
+
     import metric_estimators as me
 
     if name.startswith("cliff-"):
@@ -322,7 +358,24 @@ EXTRA_CASES = {
     "ProjectAndForget-iris": "iris (150 x 4), standardised",
     "ProjectAndForget-200x13": "make_classification, 200 x 13, 8 informative, 3 classes "
                                "(19,900 pairs)",
+    "LMNN-iris": "iris (150 x 4), raw; LMNN's defaults",
+    "sklearn-NCA-iris": "iris (150 x 4), raw; scikit-learn's NeighborhoodComponentsAnalysis "
+                        "(the reference; this package not imported)",
 }
+
+#: case -> its first imports, timed one by one at the start of the import
+#: phase (``import_steps``: step -> wall seconds): ``(step, module, name)``,
+#: ``name`` taken from the module as ``from <module> import <name>`` would
+IMPORT_STEPS = {
+    "LMNN-iris": (("sklearn_import", "sklearn.datasets", "load_iris"),
+                  ("package_import", "metric_estimators", "LMNN")),
+    "sklearn-NCA-iris": (("sklearn_import", "sklearn.datasets", "load_iris"),
+                         ("package_import", "sklearn.neighbors",
+                          "NeighborhoodComponentsAnalysis")),
+}
+
+#: the prefix of the cases that fit the classification worker's protocol
+CLASSIFICATION = "classification-"
 
 
 #: the pseudo-case that runs the warm-up command's work instead of a fit
@@ -412,6 +465,20 @@ def _process_wall():
         return None
 
 
+def _one(x):
+    return x + 1
+
+
+def _numba_startup() -> tuple:
+    """``(import numba, first call of a trivial compiled function)``: wall seconds."""
+    start = time.perf_counter()
+    import numba
+
+    imported = time.perf_counter()
+    numba.njit(_one)(1.0)
+    return imported - start, time.perf_counter() - imported
+
+
 def _environment(job: dict) -> None:
     """The job's numba cache directory and backend mode, before anything imports them."""
     if job.get("numba_cache_dir"):
@@ -433,12 +500,25 @@ def run(job: dict) -> dict:
         _install(recorder)  # imports numba, which the package may not need: not timed
         t0, c0 = time.perf_counter(), time.process_time()
     warnings.simplefilter("ignore")
-    fit_size = None
+    steps = {}
+    for step, module, name in IMPORT_STEPS.get(job["dataset"], ()):
+        start = time.perf_counter()
+        getattr(importlib.import_module(module), name)
+        steps[step] = time.perf_counter() - start
+    fit_size = test = None
     if job["dataset"].startswith("cliff-"):
         estimator, args, fit_size = cliff_case(job["dataset"][len("cliff-"):], params["size"])
+    elif job["dataset"].startswith(CLASSIFICATION):
+        estimator, args, test = classification_case(job["dataset"][len(CLASSIFICATION):],
+                                                    params["data"])
     else:
         estimator, args = _case(job["dataset"], params)
     t1, c1 = time.perf_counter(), time.process_time()
+    import_wall, import_cpu = t1 - t0, c1 - c0
+    numba_import = numba_startup = None
+    if params.get("numba_first"):
+        numba_import, numba_startup = _numba_startup()
+        t1, c1 = time.perf_counter(), time.process_time()
     estimator.fit(*args)
     t2, c2 = time.perf_counter(), time.process_time()
     process_cpu, process_wall = _cpu(), _process_wall()
@@ -451,14 +531,21 @@ def run(job: dict) -> dict:
         s, sc = time.perf_counter(), time.process_time()
         estimator.fit(*args)
         warm.append((time.perf_counter() - s, time.process_time() - sc))
+    accuracy = None
+    if test is not None:
+        from benchmarks.workers.classification import knn_accuracy
+
+        accuracy = knn_accuracy(estimator.transform(args[0]), args[1],
+                                estimator.transform(test[0]), test[1])
     kernels = {k: {kk: round(vv, 4) for kk, vv in v.items()}
                for k, v in sorted(recorder.kernels.items(),
                                   key=lambda kv: -kv[1]["exclusive_s"])}
-    return {"import_wall": t1 - t0, "import_cpu": c1 - c0,
+    return {"import_wall": import_wall, "import_cpu": import_cpu, "import_steps": steps,
+            "numba_import_wall": numba_import, "numba_startup_wall": numba_startup,
             "first_fit_wall": t2 - t1, "first_fit_cpu": c2 - c1,
             "process_cpu": process_cpu, "process_wall": process_wall,
             "numba_loaded": numba_loaded, "fit_size": fit_size,
-            "n_iter": getattr(estimator, "n_iter_", None),
+            "n_iter": getattr(estimator, "n_iter_", None), "accuracy": accuracy,
             "warm_fit_wall": min((w for w, _ in warm), default=None),
             "warm_fit_cpu": min((c for _, c in warm), default=None),
             "compile_s": round(sum(k["exclusive_s"] for k in kernels.values()), 3),
