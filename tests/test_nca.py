@@ -149,3 +149,17 @@ def test_array_init_is_validated_like_the_other_learners(iris):
     L0 = np.random.RandomState(0).randn(2, 4)
     est = NCA(init=L0, max_iter=1).fit(X, y)
     assert est.components_.shape == (2, 4)
+
+
+def test_default_max_iter_changes_only_fits_that_run_past_metric_learns(iris):
+    """max_iter defaults to 200 (metric-learn: 100): a fit that converges
+    within 100 iterations is the same either way; one that needs more
+    iterations runs them instead of stopping with a ConvergenceWarning."""
+    X, y = iris
+    assert NCA().max_iter == 200
+    ours, theirs = NCA(random_state=0).fit(X, y), NCA(max_iter=100, random_state=0).fit(X, y)
+    assert ours.n_iter_ < 100
+    np.testing.assert_array_equal(ours.components_, theirs.components_)
+    with pytest.warns(ConvergenceWarning):
+        short = NCA(max_iter=ours.n_iter_ - 1, random_state=0).fit(X, y)
+    assert short.n_iter_ == ours.n_iter_ - 1
