@@ -203,6 +203,10 @@ def start(family, parallel=False):
         return _held(path)
     env = dict(os.environ)
     env[VARIABLE] = "0"  # the child compiles; it never starts another child
+    # the child imports this very package, wherever this process found it
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(
+        os.pathsep) if p])
     kwargs = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
               "stderr": subprocess.DEVNULL, "env": env, "close_fds": True}
     if sys.platform.startswith("win"):
