@@ -318,26 +318,6 @@ NO_TWIN = {
     ("sparse_correlation_clustering", "search='full'"):
         "the paths from scipy's predecessor matrix "
         "(shortest_paths.paths_from_predecessors) have no twin",
-    ("sparse_correlation_clustering", "search='components'"):
-        "the searches by short-edge components "
-        "(sparse_graph.component_violated_cycles, short_edge_forest) have no "
-        "twin",
-}
-
-#: Settings whose value depends on the path: ``(family, setting) ->
-#: (value on the kernels, value on the twins, why)``.  The one place where
-#: a fit runs another algorithm on the twins than on the kernels;
-#: :func:`setting` answers for it and ``tests/test_backends.py`` pins every
-#: entry.
-ON_THE_TWINS = {
-    ("sparse_correlation_clustering", "search"): (
-        "components", "bounded",
-        "the LP's cycle oracle searches by short-edge components on the "
-        "kernels, which has no twin (NO_TWIN); the twins search per node "
-        "('bounded', the same bits as its kernel). Both find a most violated "
-        "inequality per violated edge when uncapped; capped, they stop at "
-        "different cycles, so the two paths' LP iterates differ within the "
-        "solver's tolerance, as the rounding order of any twin does"),
 }
 
 _NUMPY_PACKAGE = "metric_estimators._kernels.numpy"
@@ -567,9 +547,3 @@ def check_twin(kernels, family, option):
         raise ValueError(f"{option} has no numpy twin ({reason}): the fit "
                          "must run on the numba kernels "
                          "(metric_estimators._backend.choose_for).")
-
-
-def setting(kernels, family, name):
-    """The value of the setting ``name`` of a ``family`` fit on ``kernels`` (:data:`ON_THE_TWINS`)."""
-    on_kernels, on_twins, _ = ON_THE_TWINS[(family, name)]
-    return on_twins if kernels.numpy else on_kernels

@@ -386,16 +386,14 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
 
         Dense: the exact short-edge triangle search.  Sparse: one
         shortest-path search per component of the zero-length edges, blocks
-        of them on threads or Dask workers; it has no numpy twin: on the
-        twins (small graphs), one search per node, in Python (the backend's
-        table :data:`metric_estimators._backend.ON_THE_TWINS`).
+        of them on threads or Dask workers (on the twins, small graphs: the
+        same searches in Python, the same bits).
         """
         if isinstance(graph, DenseSignedGraph):
             return ShortEdgeTriangleOracle(graph.n, kernels=kernels)
         return SparseShortestPathOracle(
             graph.n, graph.rows, graph.cols, client=self.client,
-            search=_backend.setting(kernels, "sparse_correlation_clustering",
-                                    "search"),
+            search="components",
             cap=SEARCH_CAP, growth=SEARCH_GROWTH, switch=SEARCH_SWITCH,
             stall_objective=lp.lp_objective, stall_rtol=SEARCH_STALL,
             kernels=kernels)

@@ -7,9 +7,8 @@ against its kernel: ``tests/test_twins.py``).  Here:
 * the rule: the modes, the families' limits and evidence, the cache check
   (:func:`~metric_estimators._compilation.kernels_ready`) and the lists of
   kernels per family against what the numba paths really compile;
-* the options without a twin (:data:`~metric_estimators._backend.NO_TWIN`)
-  and the one setting that differs between the paths
-  (:data:`~metric_estimators._backend.ON_THE_TWINS`);
+* the options without a twin (:data:`~metric_estimators._backend.NO_TWIN`),
+  and the same algorithm on both paths where a twin exists;
 * fresh processes with their own ``NUMBA_CACHE_DIR``: a first small fit on
   an empty cache imports no numba; after the warm-up command the same fits
   run the kernels, compiling nothing;
@@ -228,14 +227,13 @@ def test_every_option_without_twin_names_its_family_and_reason():
     for (family, option), reason in _backend.NO_TWIN.items():
         assert family in _backend.FAMILIES, (family, option)
         assert reason and isinstance(reason, str), (family, option)
-    for (family, name), (on_kernels, on_twins, reason) in _backend.ON_THE_TWINS.items():
-        assert family in _backend.FAMILIES, (family, name)
-        assert on_kernels != on_twins and reason, (family, name)
 
 
 @pytest.mark.parametrize("mode", _backend.MODES)
 def test_an_option_without_twin_runs_on_numba_in_every_mode(mode, monkeypatch):
-    monkeypatch.setattr(_compilation, "kernels_ready", lambda names: False)
+    # forced modes: whatever the cache holds; auto: once the kernels are
+    # compiled (before, the tier rule compiles them: tests/test_tiers.py)
+    monkeypatch.setattr(_compilation, "kernels_ready", lambda names: mode == "auto")
     with _backend.use(mode):
         for (family, option) in _backend.NO_TWIN:
             small = [1] * len(_backend.FAMILIES[family].limits)
@@ -248,10 +246,11 @@ def test_an_option_without_twin_runs_on_numba_in_every_mode(mode, monkeypatch):
 
 
 def test_solvers_given_the_twins_for_an_option_without_twin_refuse_them():
-    for search in ("full", "components"):
-        with pytest.raises(ValueError, match="no numpy twin"):
-            SparseShortestPathOracle(3, [0], [1], search=search, kernels=NUMPY)
-        SparseShortestPathOracle(3, [0], [1], search=search, kernels=NUMBA)
+    with pytest.raises(ValueError, match="no numpy twin"):
+        SparseShortestPathOracle(3, [0], [1], search="full", kernels=NUMPY)
+    SparseShortestPathOracle(3, [0], [1], search="full", kernels=NUMBA)
+    for search in ("bounded", "components"):                # twins
+        SparseShortestPathOracle(3, [0], [1], search=search, kernels=NUMPY)
     with pytest.raises(ValueError, match="no numpy twin"):
         DenseShortestPathOracle(5, kernels=NUMPY)
     with pytest.raises(ValueError, match="no numpy twin"):
@@ -288,9 +287,8 @@ def test_metric_nearness_options_without_twin_run_on_numba(monkeypatch, options,
                for o in opts)
 
 
-def test_sparse_correlation_clustering_searches_as_the_table_says(monkeypatch):
-    """ON_THE_TWINS pinned: the LP's oracle searches per node on the twins
-    and by components on the kernels."""
+def test_sparse_correlation_clustering_searches_by_components_on_both_paths(monkeypatch):
+    """The LP's oracle is the same algorithm on the twins and on the kernels."""
     import metric_estimators.correlation_clustering as ccmod
 
     searches = []
@@ -306,10 +304,7 @@ def test_sparse_correlation_clustering_searches_as_the_table_says(monkeypatch):
         with warnings.catch_warnings(), _backend.use(path):
             warnings.simplefilter("ignore")
             CorrelationClustering(random_state=0, max_iter=2).fit(A)
-    on_kernels, on_twins, _ = _backend.ON_THE_TWINS[
-        ("sparse_correlation_clustering", "search")]
-    assert searches == [(NUMPY, on_twins), (NUMBA, on_kernels)]
-    assert (on_kernels, on_twins) == ("components", "bounded")
+    assert searches == [(NUMPY, "components"), (NUMBA, "components")]
 
 
 # ---------------------------------------------------------------------------
@@ -753,21 +748,11 @@ def _sparse_signed(n, seed=0, degree=8):
 
 
 @pytest.mark.parametrize("rounding", ["threshold", "probabilistic"])
-def test_sparse_correlation_clustering_same_on_both_paths(monkeypatch, rounding):
-    # the per-node searches on both sides (the numba path searches per
-    # component by default: another search, compared in
-    # test_component_oracle.py); the twins' LP passes project batches, so
-    # the LP agrees to its tolerance, the rounding on the same LP solution
-    # gives the same labels
-    import metric_estimators.correlation_clustering as ccmod
-
+def test_sparse_correlation_clustering_same_on_both_paths(rounding):
+    # the same searches on both sides (the same bits); the twins' LP passes
+    # project batches, so the LP agrees to its tolerance, the rounding on
+    # the same LP solution gives the same labels
     A = _sparse_signed(150)
-
-    def per_node(*args, **kw):
-        kw["search"] = "bounded"
-        return SparseShortestPathOracle(*args, **kw)
-
-    monkeypatch.setattr(ccmod, "SparseShortestPathOracle", per_node)
     a, b = _both_paths(lambda: CorrelationClustering(random_state=0,
                                                      rounding=rounding), A)
     assert a.converged_ and b.converged_

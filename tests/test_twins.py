@@ -670,16 +670,53 @@ def test_ball_pivot_threshold_rounding_by_hand():
                                  np.arange(4), False, 0)
     np.testing.assert_array_equal(labels, [0, 0, 0, 1])
 
+@pytest.mark.parametrize("seed", range(24))
+@pytest.mark.parametrize("eps, threshold", [(0.0, 0.0), (0.0, 0.05), (0.1, 0.0)])
+@pytest.mark.parametrize("cap", [0, 2])
+def test_component_violated_cycles_gives_the_kernels_bits(seed, eps, threshold, cap):
+    _, n, g, x = _graph(seed)
+    args = (x, g.indptr, g.indices, g.eid)
+    for blk in ((0, -1), (n // 3, n - n // 3)):       # all roots, a block of them
+        want = nb_graph.component_violated_cycles(*args, eps, threshold, cap, *blk)
+        got = np_graph.component_violated_cycles(*args, eps, threshold, cap, *blk)
+        for a, b in zip(got[:3], want[:3]):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)
+        assert got[3] == want[3]
+    for a, b in zip(np_graph.short_edge_forest(*args, eps),
+                    nb_graph.short_edge_forest(*args, eps)):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+
+
+def test_component_search_on_planted_communities_gives_the_kernels_bits():
+    # whole communities at length 0: large components, many targets each
+    rng, A = _planted_sparse(200, seed=4)
+    U = sparse.triu(A, 1).tocoo()
+    g = _SparseGraph(200, U.row, U.col, search="components", kernels=NUMBA)
+    x = np.where(U.data > 0, 0.0, 1.0)
+    for lengths in (x, x + 0.05 * rng.rand(x.size)):
+        for cap in (0, 16):
+            args = (lengths, g.indptr, g.indices, g.eid, 0.0, 0.01, cap)
+            want = nb_graph.component_violated_cycles(*args)
+            got = np_graph.component_violated_cycles(*args)
+            assert want[0].size > 0
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(a, b)
+
+
 def test_sparse_oracle_and_closure_same_on_both_kernels():
     rng, A = _planted_sparse(60, seed=3)
     U = sparse.triu(A, 1).tocoo()
     x = np.where(U.data > 0, 0.0, 1.0) + 0.1 * rng.rand(U.data.size)
-    out = [SparseShortestPathOracle(60, U.row, U.col, search="bounded",
-                                    kernels=k) for k in (NUMPY, NUMBA)]
-    a, b = (o(x, 1e-3) for o in out)
-    for u, v in zip(a, b):
-        np.testing.assert_array_equal(u, v)
-    np.testing.assert_array_equal(out[0].closure(x), out[1].closure(x))
+    for search in ("bounded", "components"):
+        out = [SparseShortestPathOracle(60, U.row, U.col, search=search, cap=4,
+                                        growth=4, kernels=k) for k in (NUMPY, NUMBA)]
+        for _ in range(2):                       # capped, then as the cap grows
+            a, b = (o(x, 1e-3) for o in out)
+            for u, v in zip(a, b):
+                np.testing.assert_array_equal(u, v)
+        np.testing.assert_array_equal(out[0].closure(x), out[1].closure(x))
 
 
 # ---------------------------------------------------------------------------

@@ -73,11 +73,14 @@ def _search_sources(graph, x, s0, s1, threshold, chunk, cap=0):
     per source stopped at the radius ``max_{v > u} x_uv``
     (:func:`~metric_estimators._kernels.sparse_graph.bounded_violated_cycles`,
     memory ``O(n + m)``, ``chunk`` unused), settling at most ``cap`` nodes
-    per source if ``cap > 0``; on ``graph.kernels`` (the numpy twin of that
-    search: :mod:`metric_estimators._kernels.numpy.sparse_graph`, the same
-    bits).  The other two have no twin and run on ``graph.kernels``, the
-    numba kernels (:class:`SparseShortestPathOracle` refuses the twins for
-    them).
+    per source if ``cap > 0``.  With ``"components"``: one search per
+    component of the short edges
+    (:func:`~metric_estimators._kernels.sparse_graph.component_violated_cycles`).
+    Both run on ``graph.kernels`` (their numpy twins:
+    :mod:`metric_estimators._kernels.numpy.sparse_graph`, the same bits).
+    ``"full"`` (scipy's Dijkstra, then the paths from its predecessors) has
+    no twin and runs on the numba kernels
+    (:class:`SparseShortestPathOracle` refuses the twins for it).
     """
     n = graph.n
     if getattr(graph, "search", "full") == "components":
@@ -369,10 +372,10 @@ class SparseShortestPathOracle:
     kernels : Kernels
         The kernels of the fit (:mod:`metric_estimators._backend`): every
         search and :meth:`closure` run on them.  With ``search="bounded"``
-        they may be the numpy twins (plain Python, the same bits, nothing
-        to compile: small graphs); ``search="full"`` and ``"components"``
-        have no twin (:data:`metric_estimators._backend.NO_TWIN`): the
-        numba kernels only.
+        or ``"components"`` they may be the numpy twins (plain Python, the
+        same bits, nothing to compile: small graphs); ``search="full"`` has
+        no twin (:data:`metric_estimators._backend.NO_TWIN`): the numba
+        kernels only.
     component_eps : float, default=0.0
         With ``search="components"``: the edges of length ``max(x_e, 0) <=
         component_eps`` form the components.  The returned violations are
@@ -390,9 +393,9 @@ class SparseShortestPathOracle:
         if search not in ("full", "bounded", "components"):
             raise ValueError(f"search must be 'full', 'bounded' or "
                              f"'components', got {search!r}.")
-        if search != "bounded":
+        if search == "full":
             _backend.check_twin(kernels, "sparse_correlation_clustering",
-                                f"search={search!r}")
+                                "search='full'")
         component_eps = float(component_eps)
         if not np.isfinite(component_eps) or component_eps < 0.0:
             raise ValueError(f"component_eps must be a finite number >= 0, "
@@ -447,7 +450,7 @@ class SparseShortestPathOracle:
                                               "blocks_per_worker", 1)
         if self.graph.search == "components":
             if isinstance(self.executor, InProcessExecutor):
-                k = _bounded_threads()
+                k = _threads(self.graph.kernels)
             return _component_blocks(self.graph, x, k)
         if isinstance(self.executor, InProcessExecutor) or k <= 1:
             return [(0, n)] if n else []
