@@ -220,7 +220,7 @@ def test_kernels_ready_reads_the_cache_directory(tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------------------
-# options without a twin, and the one setting that differs
+# options without a twin; the same algorithm on both paths where one exists
 
 
 def test_every_option_without_twin_names_its_family_and_reason():
@@ -810,7 +810,7 @@ def test_project_and_forget_same_on_both_paths(data, scale):
     assert a.loss_curve_[-1] == pytest.approx(b.loss_curve_[-1], rel=1e-3)
 
 
-def test_small_fits_agree_with_the_numba_path():
+def test_lmnn_on_iris_same_on_both_paths():
     a, b = _both_paths(lambda: LMNN(random_state=0, max_iter=200),
                        *_standardised(load_iris))
     assert a.n_iter_ == b.n_iter_
