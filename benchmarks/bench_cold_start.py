@@ -4,12 +4,12 @@
     # -> benchmarks/results/cold_start.{json,md}
 
 A warm installation: the warm-up command's work (``python -m
-metric_estimators.warmup``) fills a fresh numba cache directory, which every
-run uses (``--cache as-is`` keeps the environment's cache instead; the
-row's ``params.cache`` says which: ``warm`` or ``as-is``).  One unrecorded
-process per implementation warms the OS file cache, then ``--runs`` fresh
-processes per implementation run the first-fit worker,
-``benchmarks/workers/first_contact.py`` (cases ``LMNN-iris`` for ``ours``,
+metric_estimators.warmup``, a job of its own with an hour's timeout) fills a
+fresh numba cache directory, which every run uses (``--cache as-is`` keeps
+the environment's cache instead; the row's ``params.cache`` says which:
+``warm`` or ``as-is``).  One unrecorded process per implementation warms
+the OS file cache, then ``--runs`` fresh processes per implementation run
+the first-fit worker, ``benchmarks/workers/first_contact.py`` (cases ``LMNN-iris`` for ``ours``,
 ``sklearn-NCA-iris`` for ``nca``, no warm fit), through the runner,
 alternating between the implementations (so that a change of machine load
 hits both); a row per implementation keeps every run and the medians.
@@ -94,9 +94,10 @@ def measure(args) -> list:
               run_info=info, env={"NUMBA_CACHE_DIR": directory} if warm else None)
     try:
         if warm:
-            row = runner.run_job(runner.Job("first_contact", WARMUP, "ours", {"cache": "empty"},
-                                            python=args.python, extra=extra,
-                                            timeout=WARMUP_TIMEOUT), **kw)[0]
+            warm_up = runner.Job("first_contact", WARMUP, "ours", {"cache": "empty"},
+                                 python=args.python, extra=extra)
+            row = runner.run_job(warm_up, **{**kw, "timeout": max(args.timeout,
+                                                                  WARMUP_TIMEOUT)})[0]
             if "error" in row:
                 raise SystemExit(f"the warm-up failed: {row['error']}")
         for job in jobs.values():

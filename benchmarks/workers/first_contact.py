@@ -47,10 +47,11 @@ more fits in the same process (fewer once they took 10 s; the best is
 start-up is timed between the two, outside both: ``numba_import_wall``
 (``import numba``) and ``numba_startup_wall`` (the first call of a trivial
 compiled function after it), so that the first fit after them is the
-kernels' cache load or compilation plus the fit. ``process_cpu`` is the CPU time of the whole process
-(interpreter start included, every thread, not its children) at the end of
-the first fit, from ``getrusage(RUSAGE_SELF)``; ``process_wall`` the wall
-time since the process started (Linux, from ``/proc``), at the same moment.
+kernels' cache load or compilation plus the fit. ``process_cpu`` is the CPU
+time of the whole process (interpreter start included, every thread, not
+its children) at the end of the first fit, from ``getrusage(RUSAGE_SELF)``;
+``process_wall`` the wall time since the process started (Linux, from
+``/proc``), at the same moment.
 ``numba_loaded`` says whether numba was imported by then.  With
 ``kernels``, every numba compilation during the first fit is recorded
 through numba's ``numba:compile`` event: per kernel the number of
