@@ -294,9 +294,9 @@ def warm_up(verbose=True, large=False, families=None):
             if verbose:
                 print(f"  {name:<52s} {time.perf_counter() - t0:6.2f} s",
                       flush=True)
-    if not verbose:
-        return None
     stats = _kernel_stats()
+    if not verbose:
+        return stats
     print(f"{'kernel module':<24s} {'from cache':>10s} {'compiled now':>13s}")
     for name, (hits, misses) in sorted(stats.items()):
         print(f"{name:<24s} {hits:>10d} {misses:>13d}")
@@ -331,7 +331,15 @@ def _parser():
 
 
 def main(argv=None):
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__)
+        _parser().print_help()
+        return 0
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exit_:  # argparse said what was wrong on stderr
+        return exit_.code
     try:
         if args.lock:
             # a background compilation: yield the cores to the fits

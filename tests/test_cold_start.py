@@ -55,7 +55,7 @@ def test_warmup_calls_every_kernel_module():
 
 def test_warmup_rejects_unknown_arguments(capsys):
     assert warmup.main(["--nope"]) == 2
-    assert "unknown argument(s): --nope" in capsys.readouterr().err
+    assert "unrecognized arguments: --nope" in capsys.readouterr().err
 
 
 def test_warmup_large_switch_is_restored():
