@@ -523,8 +523,10 @@ def choose_for(family, options, *size):
 
     ``options`` are the fit's options that :data:`NO_TWIN` may list for
     ``family`` (strings such as ``"oracle='shortest_path'"``); one of them
-    listed means the numba kernels, in every mode and at every size.  Ask
-    once per fit, as :func:`choose`.
+    listed means the numba kernels, in every mode and at every size.  In
+    the ``auto`` mode, a fit whose family is not compiled then waits for a
+    background compilation of it (there is no twin to run meanwhile), as a
+    fit above the limits does.  Ask once per fit, as :func:`choose`.
     """
     for option in options:
         if (family, option) in NO_TWIN:
