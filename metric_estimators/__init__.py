@@ -3,11 +3,12 @@
 The estimators are imported on first access (PEP 562 module ``__getattr__``):
 ``import metric_estimators`` loads neither numba nor any kernel, and
 ``from metric_estimators import LMNN`` loads only LMNN's module, whose numba
-kernels load from the cache when a problem first needs them.  ``python -m
-metric_estimators.warmup`` compiles every kernel into numba's on-disk cache.
-Problems within their family's limits run on the kernels' numpy twins while
-the kernels they need are not compiled, and on the kernels once they are
-(:func:`metric_estimators._backend.choose`).
+kernels load from the cache when a problem first needs them.  Fits run on
+the kernels' numpy twins while the kernels they need are not compiled, and
+start compiling them in a background process; later fits run on the
+compiled kernels (:func:`metric_estimators._backend.choose`).  ``python -m
+metric_estimators.warmup`` compiles every kernel into numba's on-disk cache
+at once.
 """
 
 import importlib
