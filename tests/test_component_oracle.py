@@ -173,7 +173,7 @@ def test_bad_parameters():
         SparseShortestPathOracle(3, rows, cols, search="components",
                                  component_eps=-1.0, kernels=_backend.NUMBA)
     with pytest.raises(ValueError, match="no numpy twin"):
-        SparseShortestPathOracle(3, rows, cols, search="components",
+        SparseShortestPathOracle(3, rows, cols, search="full",
                                  kernels=_backend.NUMPY)
     with pytest.raises(ValueError, match="search"):
         SparseShortestPathOracle(3, rows, cols, search="component", kernels=_backend.NUMBA)
