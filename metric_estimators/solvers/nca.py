@@ -2,7 +2,8 @@
 
 The problem is :class:`metric_estimators._problems.nca.NCAProblem`; the run
 is the one scikit-learn's NeighborhoodComponentsAnalysis makes (L-BFGS-B
-with ``ftol = gtol = tol`` and ``max_iter`` iterations) through
+with ``ftol = gtol = tol`` and ``max_iter`` iterations; ``tol=None``:
+scipy's defaults, as metric-learn's NCA) through
 :func:`metric_estimators.solvers.lbfgs.lbfgs`, whose callback receives each
 iteration's objective.
 """
@@ -24,6 +25,8 @@ __all__ = ["NCAResult", "solve_nca"]
 #: Below the lower one the fit is too short to pay for threadpoolctl's
 #: first call.  Measured: benchmarks/README.md, *Measurements behind choices in the code*.
 SMALL_BLAS = (5e6, 1e9)
+#: scipy's default projected-gradient tolerance of L-BFGS-B (``tol=None``)
+SCIPY_GTOL = 1e-5
 
 
 @dataclass
@@ -48,8 +51,9 @@ def solve_nca(problem, L0, *, max_iter, tol, report=None):
         The start.
     max_iter : int
         Most L-BFGS-B iterations.
-    tol : float
-        L-BFGS-B's ``ftol`` and ``gtol``.
+    tol : float or None
+        L-BFGS-B's ``ftol`` and ``gtol``; None: scipy's defaults (``ftol``
+        about 2.2e-9, ``gtol`` :data:`SCIPY_GTOL`).
     report : FitReport or None
         Receives a row ``(iteration, objective)`` per iteration.
 
@@ -74,8 +78,9 @@ def solve_nca(problem, L0, *, max_iter, tol, report=None):
     capped = os.environ.get("OPENBLAS_NUM_THREADS") == "1"
     small = SMALL_BLAS[0] <= work < SMALL_BLAS[1] and not capped
     with threadpool_limits(limits=1, user_api="blas") if small else nullcontext():
-        result = lbfgs(problem, np.ravel(L0), max_iter=max_iter, gtol=tol,
-                       ftol=tol, callback=callback)
+        result = lbfgs(problem, np.ravel(L0), max_iter=max_iter,
+                       gtol=SCIPY_GTOL if tol is None else tol, ftol=tol,
+                       callback=callback)
     n_iter = len(history["objective"])
     return NCAResult(components=result.x.reshape(L0.shape), n_iter=n_iter,
                      converged=n_iter < max_iter, n_evals=problem.n_evals,
