@@ -275,7 +275,9 @@ def test_verbose_table(capsys):
     # neighbours, then every impostor search with its candidate count, then
     # the closing line
     assert "fit on 150 x 4, 3 classes" in lines[0]
-    assert "target neighbours: 3 per point" in lines[1]
+    # which tier the fit runs on (the backend's one line), then the targets
+    assert "runs on the numpy twins" in lines[1]
+    assert "target neighbours: 3 per point" in lines[2]
     searches = [ln for ln in lines if re.search(r"impostor search \d+:", ln)]
     assert len(searches) == lmnn.n_impostor_searches_
     assert re.search(r"impostor search 1: \d+ candidate pairs", searches[0])

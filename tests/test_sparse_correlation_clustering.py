@@ -238,7 +238,12 @@ def test_oracle_threads_do_not_change_the_result():
     np.testing.assert_array_equal(one.labels_, two.labels_)
 
 
-@pytest.mark.parametrize("n", [0, 1, 3])
+def test_an_empty_graph_is_an_error():
+    with pytest.raises(ValueError, match="empty"):
+        CorrelationClustering().fit(sparse.csr_matrix((0, 0)))
+
+
+@pytest.mark.parametrize("n", [1, 3])
 def test_graphs_without_edges(n):
     cc = CorrelationClustering().fit(sparse.csr_matrix((n, n)))
     assert cc.labels_.shape == (n,) and len(set(cc.labels_)) == n
