@@ -95,6 +95,10 @@ def _fits():
          lambda: LMNN(random_state=0, max_iter=5, max_impostors=20).fit(X, y)),
         ("LMNN (subgradient)", "lmnn",
          lambda: LMNN(solver="subgradient", random_state=0, max_iter=5).fit(X, y)),
+        ("LMNN (sgd)", "lmnn",
+         lambda: LMNN(solver="sgd", random_state=0, max_iter=2).fit(X, y)),
+        # the sampling of impostors once their memory cap is hit (large data)
+        ("LMNN (impostors over the memory cap)", "lmnn", _lmnn_capped_sampling),
         ("ITML", "logdet_listed", lambda: ITML(random_state=0, max_iter=20).fit(pairs, pair_y)),
         ("ITML_Supervised", "logdet_listed",
          lambda: ITML_Supervised(random_state=0, max_iter=20).fit(X, y)),
@@ -142,6 +146,15 @@ def _fits():
          lambda: LSML_Supervised(random_state=0, max_iter=5).fit(X, y)),
         ("NCA (large-data evaluation)", "nca", lambda: _nca_evaluation(X, y)),
     ]
+
+
+def _lmnn_capped_sampling():
+    """The kernel that thins sampled impostor pairs when their memory cap is hit."""
+    from ._backend import NUMBA
+
+    pairs = np.arange(4, dtype=np.int32)
+    hashes = np.arange(8, dtype=np.uint64).reshape(2, 4)
+    NUMBA.lmnn.pair_uniform(pairs, pairs[::-1].copy(), hashes)
 
 
 def _nca_evaluation(X, y):
