@@ -96,6 +96,7 @@ def measure(args) -> list[dict]:
                                 last5_max_ratio=max(c["last5_ratios"]),
                                 first_kernels_fit=c["first_kernels_fit"],
                                 compilations_n=sum(c["compilations"].values()),
+                                setting=_setting(cold),
                                 n_fits=len(cold["fits"]))
                     runner.save_rows(args.output, [cold])
     finally:

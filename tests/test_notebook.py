@@ -93,7 +93,7 @@ def test_lmnn_verbose_2_prints_every_row_verbose_1_throttles(iris, capsys, solve
         assert [r.split()[2] for r in rows] == [f"{v:.6e}" for v in lmnn.loss_curve_]
         assert [int(r.split()[3]) for r in rows] == lmnn.n_active_curve_
         start = time.perf_counter()
-        LMNN(solver=solver, max_iter=40, verbose=1, random_state=0).fit(X, y)
+        quiet = LMNN(solver=solver, max_iter=40, verbose=1, random_state=0).fit(X, y)
         elapsed = time.perf_counter() - start
         throttled = [ln.split()[:4] for ln in capsys.readouterr().out.splitlines()
                      if re.match(r"\[LMNN\]\s+\d+\s", ln)]
@@ -103,4 +103,7 @@ def test_lmnn_verbose_2_prints_every_row_verbose_1_throttles(iris, capsys, solve
     assert throttled[:5] == full[:5]
     assert throttled[-1] == full[-1]
     assert all(r in full for r in throttled)
-    assert len(throttled) <= min(len(full), 5 + int(elapsed) + 2)
+    # a phase line (an impostor search) first prints the row the throttle
+    # held back, so that lines keep the order of events
+    assert len(throttled) <= min(len(full),
+                                 5 + int(elapsed) + 2 + quiet.n_impostor_searches_)

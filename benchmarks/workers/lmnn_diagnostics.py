@@ -53,7 +53,7 @@ from benchmarks.workers.classification import knn_accuracy, load_dataset, split_
 #: per implementation: phase -> the profiled function's name
 PHASES = {
     "ours": {"search": "refresh", "evaluation": "__call__",
-             "target_neighbours": "find_target_neighbors"},
+             "target_neighbours": "target_neighbors"},
     "pylmnn": {"evaluation": "_loss_grad_lbfgs", "search": "_find_impostors",
                "target_neighbours": "_select_target_neighbors_wrapper"},
 }
