@@ -16,8 +16,9 @@ down to every object that calls a kernel; nothing below asks again, so
 every part of a fit runs on one path.  In the default mode (``"auto"``):
 
 * **Compiled** (every kernel the fit would call is in numba's on-disk cache
-  or loaded in this process, and no compilation of the family is under
-  way): the kernels, except for a *tiny* fit (at most the family's
+  or loaded in this process; a background compilation writes them kernel
+  by kernel, and a fit switches as soon as the ones it needs are there):
+  the kernels, except for a *tiny* fit (at most the family's
   :attr:`Family.tiny` size) in a process that has not loaded them yet,
   which runs on the twins: it ends before numba's import and the loading
   of the compiled kernels would.
@@ -481,7 +482,7 @@ def _compiled_or_twins(family, needed, parallel, within, tiny):
     from . import _background
     from ._compilation import kernels_loaded, kernels_ready
 
-    if kernels_ready(needed) and not _background.compiling(family, parallel):
+    if kernels_ready(needed):
         if tiny and not kernels_loaded(needed):
             return _answer(family, NUMPY, "a fit this small ends before numba "
                            "and the compiled kernels would load")

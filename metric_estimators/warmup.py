@@ -112,15 +112,15 @@ def _fits():
         ("MetricNearness (l2, triangle)", "cycles", lambda: MetricNearness().fit(D)),
         ("MetricNearness (l2, triangle, weighted)", "cycles",
          lambda: MetricNearness().fit(D, sample_weight=W)),
+        ("MetricNearness (kl, shortest_path)", "cycles",
+         lambda: MetricNearness(divergence="kl", oracle="shortest_path",
+                                max_iter=3).fit(D)),
         ("MetricNearness (l2, two triangles per edge)", "cycles",
          lambda: MetricNearness(triangles_per_edge=2, max_iter=3).fit(D)),
         ("MetricNearness (l2, shortest_path)", "cycles",
          lambda: MetricNearness(oracle="shortest_path", max_iter=3).fit(D)),
         ("MetricNearness (sparse)", "cycles",
          lambda: MetricNearness(max_iter=3).fit(sparse.csr_matrix(D * (mask & mask.T)))),
-        ("MetricNearness (kl, shortest_path)", "cycles",
-         lambda: MetricNearness(divergence="kl", oracle="shortest_path",
-                                max_iter=3).fit(D)),
         ("CorrelationClustering", "correlation_clustering",
          lambda: CorrelationClustering(random_state=0).fit(A)),
         ("CorrelationClustering (noisy signs)", "correlation_clustering",
@@ -258,12 +258,24 @@ MID_SIZE_PARALLEL = ("cycles", "correlation_clustering")
 
 
 def _selected(families, large):
-    """The warm-up's (name, callable) pairs for ``families`` (None: all), parallel ones included."""
-    fits = [(name, family, fit) for name, family, fit in _fits()
-            if families is None or family in families]
-    parallel = [(f"{name} (parallel kernels)", family, fit) for name, family, fit in fits
-                if large or family in MID_SIZE_PARALLEL]
-    return fits + parallel
+    """The warm-up's (name, family, callable) triples for ``families`` (None: all).
+
+    Each fit is followed by its parallel variant where wanted: with
+    ``large``, or, in the full warm-up, for the families of
+    :data:`MID_SIZE_PARALLEL`.  A background compilation (``families``
+    given) compiles the parallel kernels only when asked (``large``), and
+    in the order of :func:`_fits`, whose first fits of a family call the
+    kernels its fits need most: the fits waiting for them switch as soon as
+    those are in the cache.
+    """
+    out = []
+    for name, family, fit in _fits():
+        if families is not None and family not in families:
+            continue
+        out.append((name, family, fit))
+        if large or (families is None and family in MID_SIZE_PARALLEL):
+            out.append((f"{name} (parallel kernels)", family, fit))
+    return out
 
 
 def warm_up(verbose=True, large=False, families=None):

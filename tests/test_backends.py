@@ -291,10 +291,13 @@ def test_warm_fit_that_is_not_tiny_runs_on_kernels(auto, monkeypatch):
     assert auto == []
 
 
-def test_compilation_under_way_keeps_the_fit_on_twins(auto, monkeypatch):
-    _cache(monkeypatch, ready=True)
+def test_a_fit_switches_once_its_kernels_are_in_while_the_compilation_goes_on(
+        auto, monkeypatch):
     monkeypatch.setattr(_background, "compiling", lambda family, parallel=False: True)
+    _cache(monkeypatch, ready=False)
     assert _backend.choose("lmnn", 1_437, 64) is _backend.NUMPY
+    _cache(monkeypatch, ready=True)
+    assert _backend.choose("lmnn", 1_437, 64) is _backend.NUMBA
 
 
 def test_above_the_limit_the_fit_waits_for_the_background_compilation(auto, monkeypatch):
