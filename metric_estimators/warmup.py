@@ -127,6 +127,11 @@ def _fits():
          lambda: CorrelationClustering(random_state=0).fit(noisy)),
         ("CorrelationClustering (many small groups: short-edge search)", "correlation_clustering",
          lambda: CorrelationClustering(random_state=0).fit(few)),
+        ("CorrelationClustering (stopped: the closure)", "correlation_clustering",
+         lambda: CorrelationClustering(random_state=0, max_iter=1).fit(noisy)),
+        # cycles longer than triangles (the LP's path search on larger graphs)
+        ("cycle constraints longer than triangles", "correlation_clustering",
+         _path_constraints),
         ("CorrelationClustering (sparse graph, stopped: the closure)", "sparse_correlation_clustering",
          lambda: CorrelationClustering(random_state=0, max_iter=1).fit(
              sparse.csr_matrix(noisy * (mask & mask.T)))),
@@ -155,6 +160,17 @@ def _lmnn_capped_sampling():
     pairs = np.arange(4, dtype=np.int32)
     hashes = np.arange(8, dtype=np.uint64).reshape(2, 4)
     NUMBA.lmnn.pair_uniform(pairs, pairs[::-1].copy(), hashes)
+
+
+def _path_constraints():
+    """A store of cycle constraints given a 4-cycle: the kernels of non-triangle constraints."""
+    from ._backend import NUMBA
+    from .solvers.active_sets import CycleConstraints
+
+    store = CycleConstraints(np.ones(6), kernels=NUMBA)
+    # edge 0 against the path of edges 1, 2 and 3
+    store.add(np.array([0], dtype=np.int64), np.array([0, 3], dtype=np.int64),
+              np.array([1, 2, 3], dtype=np.int32))
 
 
 def _nca_evaluation(X, y):
