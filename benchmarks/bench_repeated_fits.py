@@ -39,6 +39,9 @@ from benchmarks import runner  # noqa: E402
 from benchmarks.workers.repeated_fits import SCENARIOS  # noqa: E402
 
 STEM = "repeated_fits"
+#: fits per loop scenario: enough to outlast the family's background
+#: compilation (the dense graph families compile for longer than 12 fits take)
+LOOP_FITS = {"loop-cc-100": 30, "loop-mn-200": 40}
 WORKER = "repeated_fits"
 GRID = "gridsearch-lmnn-digits"
 
@@ -68,7 +71,7 @@ def measure(args) -> list[dict]:
     try:
         for name in args.scenarios:
             settings = ([{"n_jobs": n} for n in args.n_jobs] if name == GRID
-                        else [{"fits": args.fits}])
+                        else [{"fits": args.fits or LOOP_FITS.get(name, 12)}])
             for setting in settings:
                 pair = {}
                 for cache in args.caches:
@@ -202,7 +205,9 @@ def main(argv=None) -> int:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS),
                         help=f"comma-separated, of: {', '.join(SCENARIOS)}")
     parser.add_argument("--n-jobs", default="1,2", help="the grid search's n_jobs values")
-    parser.add_argument("--fits", type=int, default=12, help="fits per loop scenario")
+    parser.add_argument("--fits", type=int, default=None,
+                        help="fits per loop scenario (default: 12, more for the dense "
+                             "graph families, LOOP_FITS)")
     parser.add_argument("--caches", default="empty,warm")
     args = parser.parse_args(argv)
     args.scenarios = runner.csv(args.scenarios)
