@@ -21,7 +21,9 @@ every part of a fit runs on one path.  In the default mode (``"auto"``):
   the kernels, except for a *tiny* fit (at most the family's
   :attr:`Family.tiny` size) in a process that has not loaded them yet,
   which runs on the twins: it ends before numba's import and the loading
-  of the compiled kernels would.
+  of the compiled kernels would.  After :data:`HOT_FITS` tiny fits of a
+  family in one process the family is hot and its tiny fits count as any
+  other (a loop of them pays the loading back within a few fits).
 * **Not compiled, within the family's limits** (:attr:`Family.limits`): the
   twins, at once.  Unless the fit is tiny, the family is *hot*: the fit
   starts compiling it in a low-priority background process
@@ -477,10 +479,25 @@ def choose(family, *size):
                               is_tiny(family, *size))
 
 
+#: A family's tiny fits in one process after which it is *hot*: its later
+#: tiny fits are treated like any other (they load the kernels, or start
+#: their compilation), as a JIT runtime counts invocations.  Loading the
+#: kernels costs about what a few tiny fits on the twins cost more than on
+#: the kernels, so a loop of tiny fits pays it back soon after.
+HOT_FITS = 3
+
+_tiny_fits = {}
+
+
 def _compiled_or_twins(family, needed, parallel, within, tiny):
     """The tiered rule of the module docstring for one fit (``auto`` mode)."""
     from . import _background
     from ._compilation import kernels_loaded, kernels_ready
+
+    if tiny:
+        count = _tiny_fits.get(family, 0)
+        tiny = count < HOT_FITS
+        _tiny_fits[family] = count + 1
 
     if kernels_ready(needed):
         if tiny and not kernels_loaded(needed):

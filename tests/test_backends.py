@@ -270,6 +270,7 @@ def test_cold_fit_within_limits_runs_on_twins_and_starts_one_compilation(auto, m
 
 
 def test_tiny_cold_fit_runs_on_twins_and_starts_nothing(auto, monkeypatch):
+    monkeypatch.setattr(_backend, "_tiny_fits", {})
     _cache(monkeypatch, ready=False)
     assert _backend.is_tiny("lmnn", 150, 4)
     assert _backend.choose("lmnn", 150, 4) is _backend.NUMPY
@@ -278,11 +279,26 @@ def test_tiny_cold_fit_runs_on_twins_and_starts_nothing(auto, monkeypatch):
 
 def test_tiny_fit_on_a_warm_installation_stays_on_twins_until_kernels_are_loaded(
         auto, monkeypatch):
+    monkeypatch.setattr(_backend, "_tiny_fits", {})
     _cache(monkeypatch, ready=True, loaded=False)
     assert _backend.choose("lmnn", 150, 4) is _backend.NUMPY
     _cache(monkeypatch, ready=True, loaded=True)
     assert _backend.choose("lmnn", 150, 4) is _backend.NUMBA
     assert auto == []
+
+
+def test_repeated_tiny_fits_make_the_family_hot(auto, monkeypatch):
+    monkeypatch.setattr(_backend, "_tiny_fits", {})
+    _cache(monkeypatch, ready=True, loaded=False)
+    paths = [_backend.choose("lmnn", 150, 4) for _ in range(_backend.HOT_FITS + 2)]
+    assert paths[:_backend.HOT_FITS] == [_backend.NUMPY] * _backend.HOT_FITS
+    assert paths[_backend.HOT_FITS:] == [_backend.NUMBA] * 2
+    # cold: the hot family's next tiny fit starts its compilation
+    monkeypatch.setattr(_backend, "_tiny_fits", {})
+    _cache(monkeypatch, ready=False)
+    for _ in range(_backend.HOT_FITS + 1):
+        assert _backend.choose("lmnn", 150, 4) is _backend.NUMPY
+    assert auto == [("lmnn", False)]
 
 
 def test_warm_fit_that_is_not_tiny_runs_on_kernels(auto, monkeypatch):
