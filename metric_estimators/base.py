@@ -216,6 +216,31 @@ class DaskClientMixin:
         return state
 
 
+class PrecomputedMixin:
+    """The face of an estimator fitted on a square matrix (MetricNearness, CorrelationClustering).
+
+    ``metric`` is ``"precomputed"`` and the ``pairwise`` tag is set:
+    scikit-learn's convention for such estimators (as
+    ``DBSCAN(metric="precomputed")``), so that tools that split data
+    (``cross_val_score``) index rows and columns alike, and scikit-learn's
+    estimator checks pass square matrices.  Sparse matrices are accepted.
+    """
+
+    @property
+    def metric(self):
+        """``"precomputed"``: ``fit`` takes the square matrix itself, never feature vectors.
+
+        Read-only: there is no other input.
+        """
+        return "precomputed"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = True
+        tags.input_tags.sparse = True
+        return tags
+
+
 class BaseMetricLearner(DocLinkMixin, BaseEstimator):
     """Base class of every metric learner: the ``preprocessor`` and the pair face.
 

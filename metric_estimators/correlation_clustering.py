@@ -37,7 +37,7 @@ from ._validation.matrices import (
     check_sparse_signed_graph,
     check_symmetric_matrix,
 )
-from .base import DaskClientMixin, DocLinkMixin
+from .base import DaskClientMixin, DocLinkMixin, PrecomputedMixin
 from .solvers.active_sets import CycleConstraints
 from .solvers.cc_rounding import ClusteringPool, pivot_rounding
 from .solvers.cc_solve import solve_and_round
@@ -69,8 +69,8 @@ __all__ = ["CorrelationClustering", "correlation_clustering_cost",
            "pivot_rounding"]
 
 
-class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
-                            BaseEstimator):
+class CorrelationClustering(PrecomputedMixin, DaskClientMixin, DocLinkMixin,
+                            ClusterMixin, BaseEstimator):
     """Weighted correlation clustering by an LP relaxation and pivot rounding.
 
     The graph is signed: ``A_ij > 0`` is the weight of an edge asking ``i``
@@ -445,24 +445,6 @@ class CorrelationClustering(DaskClientMixin, DocLinkMixin, ClusterMixin,
     def fit_predict(self, A, y=None):
         """Fit and return ``labels_``."""
         return self.fit(A).labels_
-
-    @property
-    def metric(self):
-        """``"precomputed"``: ``fit`` takes the square matrix itself, never feature vectors.
-
-        scikit-learn's convention for such estimators (as
-        ``DBSCAN(metric="precomputed")``), together with the ``pairwise``
-        tag: tools that split data (``cross_val_score``) then index rows and
-        columns alike, and scikit-learn's estimator checks pass distance
-        matrices.  Read-only: there is no other input.
-        """
-        return "precomputed"
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = True
-        tags.input_tags.sparse = True
-        return tags
 
 
 def _search_label(oracle):

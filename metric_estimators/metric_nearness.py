@@ -26,7 +26,7 @@ from ._validation.matrices import (
     check_sparse_edge_weights,
     check_symmetric_matrix,
 )
-from .base import DaskClientMixin, DocLinkMixin
+from .base import DaskClientMixin, DocLinkMixin, PrecomputedMixin
 from .solvers.active_sets import CycleConstraints
 from .solvers.bregman import TABLE_COLUMNS, bregman_project_forget
 from .solvers.oracles import (
@@ -59,7 +59,7 @@ _SIMILARITY_HINT = (
 )
 
 
-class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
+class MetricNearness(PrecomputedMixin, DaskClientMixin, DocLinkMixin, BaseEstimator):
     """Nearest metric to a dissimilarity matrix (weighted squared L2, or KL).
 
     Solves ::
@@ -378,22 +378,8 @@ class MetricNearness(DaskClientMixin, DocLinkMixin, BaseEstimator):
         """Fit and return ``metric_``."""
         return self.fit(D, y, sample_weight=sample_weight).metric_
 
-    @property
-    def metric(self):
-        """``"precomputed"``: ``fit`` takes the square matrix itself, never feature vectors.
-
-        scikit-learn's convention for such estimators (as
-        ``DBSCAN(metric="precomputed")``), together with the ``pairwise``
-        tag: tools that split data (``cross_val_score``) then index rows and
-        columns alike, and scikit-learn's estimator checks pass distance
-        matrices.  Read-only: there is no other input.
-        """
-        return "precomputed"
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = True
-        tags.input_tags.sparse = True
         # only the KL divergence needs D > 0; L2 takes signed D
         tags.input_tags.positive_only = self.divergence == "kl"
         return tags
