@@ -66,14 +66,7 @@ def steps(row: dict) -> dict:
 
 def summarise(runs: list) -> dict:
     """One row of an implementation's runs: every run's steps and their medians."""
-    bad = [r for r in runs if "error" in r]
-    if bad:
-        return bad[0]
-    row = {k: runs[-1][k] for k in KEPT if k in runs[-1]}
-    row["loadavg_start"] = runs[0]["loadavg_start"]
-    row["runs"] = [steps(r) for r in runs]
-    row.update({k: statistics.median(r[k] for r in row["runs"]) for k in STEPS})
-    return row
+    return runner.summarise_runs(runs, KEPT, steps, statistics.median, STEPS)
 
 
 def measure(args) -> list:

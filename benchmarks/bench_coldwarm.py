@@ -45,14 +45,7 @@ def measures(row: dict) -> dict:
 
 def summarise(runs: list) -> dict:
     """One row of a job's runs: every run's measures and the best of each."""
-    bad = [r for r in runs if "error" in r]
-    if bad:
-        return bad[0]
-    row = {k: runs[-1][k] for k in KEPT if k in runs[-1]}
-    row["loadavg_start"] = runs[0]["loadavg_start"]
-    row["runs"] = [measures(r) for r in runs]
-    row.update({k: min(r[k] for r in row["runs"]) for k in MEASURES if k in row["runs"][0]})
-    return row
+    return runner.summarise_runs(runs, KEPT, measures, min, MEASURES)
 
 
 def measure(args) -> list:

@@ -286,6 +286,25 @@ def best_of(tries: list[dict], key: str = "fit_time") -> dict:
     return best
 
 
+def summarise_runs(runs: list[dict], kept: Iterable[str], per_run: Callable[[dict], dict],
+                   reduce: Callable, keys: Iterable[str]) -> dict:
+    """One row from repeated runs of a job: its first failure, or every run and a summary.
+
+    The row keeps the fields ``kept`` of the last run, the load average
+    when the first started, ``runs`` (``per_run`` of each run) and, for each
+    of ``keys`` the runs have, ``reduce`` over them (``statistics.median``,
+    ``min``).
+    """
+    bad = [r for r in runs if "error" in r]
+    if bad:
+        return bad[0]
+    row = {k: runs[-1][k] for k in kept if k in runs[-1]}
+    row["loadavg_start"] = runs[0]["loadavg_start"]
+    row["runs"] = [per_run(r) for r in runs]
+    row.update({k: reduce(r[k] for r in row["runs"]) for k in keys if k in row["runs"][0]})
+    return row
+
+
 def fatal(row: dict) -> bool:
     """Errors after which larger data sets are not worth trying."""
     return row.get("error", "").startswith(("timeout", "out of memory"))
