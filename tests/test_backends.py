@@ -741,12 +741,13 @@ def test_a_warm_cache_compiles_nothing_and_agrees_with_the_twins(tmp_path):
     twins' results to the tolerance; the environment variable keeps the
     twins (no numba at all)."""
     cache = tmp_path / "cache"
-    # compiles every family: minutes of CPU on a busy machine
+    # compiles every family (their serial kernels, as a background
+    # compilation of each would): a minute of CPU, more on a busy machine
     warm = _run("""
         import json
-        from metric_estimators.warmup import warm_up
-        warm_up(verbose=False)
         from metric_estimators import _backend, _compilation
+        from metric_estimators.warmup import warm_up
+        warm_up(verbose=False, families=list(_backend.FAMILIES))
         print(json.dumps({k: _compilation.kernels_ready(f.kernels)
                           for k, f in _backend.FAMILIES.items()}))
         """, cache, timeout=1800)
