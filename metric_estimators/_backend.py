@@ -95,7 +95,6 @@ __all__ = [
     "Family",
     "Kernels",
     "choose",
-    "given_or_chosen",
     "is_tiny",
     "last_choice",
     "needed_kernels",
@@ -433,11 +432,6 @@ def needed_kernels(family, *size):
     return tuple(names)
 
 
-def _size_class(family, *size):
-    """True when the fit calls parallel kernels: its compilation is another one."""
-    return any(size and size[0] >= first for first, _ in FAMILIES[family].parallel)
-
-
 def is_tiny(family, *size):
     """True when a fit of ``family`` and this size is at most its :attr:`Family.tiny` size."""
     tiny = FAMILIES[family].tiny
@@ -475,9 +469,7 @@ def choose(family, *size):
         return _answer(family, NUMBA, f"{VARIABLE}=numba")
     if current == "numpy":
         return _answer(family, NUMPY, f"{VARIABLE}=numpy")
-    return _compiled_or_twins(family, needed_kernels(family, *size),
-                              _size_class(family, *size), within,
-                              is_tiny(family, *size))
+    return _compiled_or_twins(family, size, within, is_tiny(family, *size))
 
 
 #: A family's tiny fits in one process after which it is *hot*: its later
@@ -490,11 +482,15 @@ HOT_FITS = 3
 _tiny_fits = {}
 
 
-def _compiled_or_twins(family, needed, parallel, within, tiny):
+def _compiled_or_twins(family, size, within, tiny):
     """The tiered rule of the module docstring for one fit (``auto`` mode)."""
     from . import _background
-    from ._compilation import kernels_loaded, kernels_ready
+    from ._compilation import announce_tier, kernels_loaded, kernels_ready
 
+    needed = needed_kernels(family, *size)
+    # a fit that calls parallel kernels needs another compilation than one
+    # of the same family below their sizes
+    parallel = len(needed) > len(FAMILIES[family].kernels)
     if tiny:
         count = _tiny_fits.get(family, 0)
         tiny = count < HOT_FITS
@@ -517,8 +513,6 @@ def _compiled_or_twins(family, needed, parallel, within, tiny):
                        "compilation is off (python -m metric_estimators.warmup "
                        "compiles them)")
     if started:
-        from ._compilation import announce_tier
-
         announce_tier("waiting for the background compilation of the kernels: "
                       "at this size the twins would take longer")
         if _background.wait(family, lambda: kernels_ready(needed), parallel):
@@ -526,15 +520,6 @@ def _compiled_or_twins(family, needed, parallel, within, tiny):
                            "background while this fit waited")
     return _answer(family, NUMBA, "the kernels are compiled in this process "
                    "(a fit this large would take longer on the twins)")
-
-
-def given_or_chosen(kernels, family, *size):
-    """``kernels`` (a fit's own), or when None :func:`choose` for ``family`` and ``size``.
-
-    The default of a function that a fit calls with its kernels and a user
-    may call alone.
-    """
-    return choose(family, *size) if kernels is None else kernels
 
 
 def choose_for(family, options, *size):
@@ -552,8 +537,7 @@ def choose_for(family, options, *size):
             if _mode["value"] != "auto":
                 return _answer(family, NUMBA, f"{option} has no twin")
             # no twin to run meanwhile: wait for a background compilation
-            return _compiled_or_twins(family, needed_kernels(family, *size),
-                                      _size_class(family, *size), False, False)
+            return _compiled_or_twins(family, size, False, False)
     return choose(family, *size)
 
 
