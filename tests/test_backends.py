@@ -1000,6 +1000,17 @@ def _signed(n, seed=0, weighted=False, scale=1.0):
     return (A + A.T) * scale
 
 
+def _assert_same_lp(a, b):
+    """Two fits of one signed graph: the same LP optimum to the solver's
+    gap (each objective above the other's certified lower bound), and
+    clusterings of about the same cost."""
+    assert a.lp_objective_ == pytest.approx(b.lp_objective_, rel=2e-4)
+    slack = 1e-9 * abs(b.lp_objective_)
+    assert a.lp_objective_ >= b.lower_bound_ - slack
+    assert b.lp_objective_ >= a.lower_bound_ - slack
+    assert a.cost_ == pytest.approx(b.cost_, rel=0.05)
+
+
 @pytest.mark.parametrize("case", ["plain", "weighted", "tiny", "huge"])
 def test_correlation_clustering_same_on_both_paths(case):
     A = _signed(40, weighted=case == "weighted",
@@ -1008,11 +1019,7 @@ def test_correlation_clustering_same_on_both_paths(case):
     assert a.converged_ and b.converged_
     # both stop at a relative gap of gap_tol = 1e-4: the same LP optimum to
     # that, each objective above the other path's certified lower bound
-    assert a.lp_objective_ == pytest.approx(b.lp_objective_, rel=2e-4)
-    slack = 1e-9 * abs(b.lp_objective_)
-    assert a.lp_objective_ >= b.lower_bound_ - slack
-    assert b.lp_objective_ >= a.lower_bound_ - slack
-    assert a.cost_ == pytest.approx(b.cost_, rel=0.05)
+    _assert_same_lp(a, b)
 
 
 def test_a_stopped_dense_fit_closes_the_iterate_on_both_paths():
@@ -1047,11 +1054,7 @@ def test_sparse_correlation_clustering_same_on_both_paths(rounding):
     a, b = _both_paths(lambda: CorrelationClustering(random_state=0,
                                                      rounding=rounding), A)
     assert a.converged_ and b.converged_
-    assert a.lp_objective_ == pytest.approx(b.lp_objective_, rel=2e-4)
-    slack = 1e-9 * abs(b.lp_objective_)
-    assert a.lp_objective_ >= b.lower_bound_ - slack
-    assert b.lp_objective_ >= a.lower_bound_ - slack
-    assert a.cost_ == pytest.approx(b.cost_, rel=0.05)
+    _assert_same_lp(a, b)
     # the rounding and local search of one LP solution: the same on both
     X = b.lp_solution_
     labels = [round_pivots(X, np.random.RandomState(1), rounding, kernels=k)
