@@ -30,6 +30,28 @@ __all__ = ["ball_pivot", "bounded_violated_cycles", "component_violated_cycles",
 _INF = float("inf")
 
 
+def _relax(edges, d, h, radius, dist, hops, pred, heap, touched):
+    """Relax the ``(v, length, edge)`` of a settled node at distance ``d`` and ``h`` hops.
+
+    The kernels' step: a shorter path, or as short with fewer hops, below
+    ``radius`` replaces ``v``'s and is pushed; ``touched`` gets every node
+    reached for the first time.
+    """
+    h1 = h + 1
+    for v, w, k in edges:
+        nd = d + w
+        if nd >= radius:
+            continue
+        dv = dist[v]
+        if nd < dv or (nd == dv and h1 < hops[v]):
+            if dv == _INF:
+                touched.append(v)
+            dist[v] = nd
+            hops[v] = h1
+            pred[v] = k
+            heapq.heappush(heap, (nd, h1, v))
+
+
 class _Search:
     """One graph's lists and the buffers of its searches (reset after each)."""
 
@@ -96,7 +118,7 @@ class _Search:
         touched = [s]
         settled = 0
         heap = [(0.0, 0, s)]
-        push, pop = heapq.heappush, heapq.heappop
+        pop = heapq.heappop
         while heap:
             d, h, u = heap[0]
             if done[u] == stamp or d > dist[u] or (d == dist[u] and h > hops[u]):
@@ -121,19 +143,7 @@ class _Search:
                                 r = x[eid[k]] - threshold
                                 if r > radius:
                                     radius = r
-            h1 = h + 1
-            for v, w, k in adj[u]:
-                nd = d + w
-                if nd >= radius:
-                    continue
-                dv = dist[v]
-                if nd < dv or (nd == dv and h1 < hops[v]):
-                    if dv == _INF:
-                        touched.append(v)
-                    dist[v] = nd
-                    hops[v] = h1
-                    pred[v] = k
-                    push(heap, (nd, h1, v))
+            _relax(adj[u], d, h, radius, dist, hops, pred, heap, touched)
         return touched, radius
 
     def reset(self, touched):
@@ -370,19 +380,7 @@ def component_violated_cycles(x, indptr, indices, eid, eps, threshold, cap=0,
                         while done[targets[top]] == stamp:
                             top += 1
                         radius = need[targets[top]]
-                h1 = h + 1
-                for v, w, k in adj[u]:
-                    nd = d + w
-                    if nd >= radius:
-                        continue
-                    dv = dist[v]
-                    if nd < dv or (nd == dv and h1 < hops[v]):
-                        if dv == _INF:
-                            touched.append(v)
-                        dist[v] = nd
-                        hops[v] = h1
-                        pred[v] = k
-                        push(heap, (nd, h1, v))
+                _relax(adj[u], d, h, radius, dist, hops, pred, heap, touched)
             if front is None:
                 front = radius
         # the constraints of the edges C owns
