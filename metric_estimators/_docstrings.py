@@ -22,6 +22,12 @@ y : array-like of shape (n_pairs,)
 calibration_params : dict or None
     Keyword arguments of :meth:`calibrate_threshold`, run on the
     training pairs at the end of ``fit`` (checked before solving).""",
+    "default_n_constraints": """\
+(:func:`metric_estimators.constraints.default_n_constraints`): as
+many as one pass over them costs 10**7 x ``n_features ** -2``, up
+to 200,000, at least metric-learn's ``20 * n_classes ** 2``, and on
+small data every pair of the rarer kind, so that the metric hardly
+depends on ``random_state``.""",
     "labelled_points": """\
 X : array-like of shape (n_samples, n_features)
 y : array-like of shape (n_samples,)

@@ -226,6 +226,7 @@ or (n_quadruplets, 4) indices if the estimator has a ``preprocessor``
                            weights, points, rng, report)
 
 
+@fill_doc
 class LSML_Supervised(TransformerMixin, _BaseLSML):
     """LSML on quadruplets drawn from class labels.
 
@@ -241,11 +242,7 @@ class LSML_Supervised(TransformerMixin, _BaseLSML):
     n_constraints : int or None, default=None
         Number of quadruplets (one same-class and one different-class
         pair each); None grows with the data
-        (:func:`metric_estimators.constraints.default_n_constraints`): as
-        many as one pass over them costs 10**7 x ``n_features ** -2``, up
-        to 200,000, at least metric-learn's ``20 * n_classes ** 2``, and on
-        small data every pair of the rarer kind, so that the metric hardly
-        depends on ``random_state``.
+        %(default_n_constraints)s
     weights : array-like of shape (n_constraints,) or None, default=None
         Relative weights of the drawn quadruplets; None means uniform.
     preprocessor : None

@@ -372,6 +372,7 @@ class MMC(PairsClassifierMixin, _BaseMMC):
                                                  calibration_params)
 
 
+@fill_doc
 class MMC_Supervised(TransformerMixin, _BaseMMC):
     """MMC with pairs drawn from class labels.
 
@@ -392,11 +393,7 @@ class MMC_Supervised(TransformerMixin, _BaseMMC):
         step budget first).
     n_constraints : int or None, default=None
         Number of pairs of each kind; None grows with the data
-        (:func:`metric_estimators.constraints.default_n_constraints`): as
-        many as one pass over them costs 10**7 x ``n_features ** -2``, up
-        to 200,000, at least metric-learn's ``20 * n_classes ** 2``, and on
-        small data every pair of the rarer kind, so that the metric hardly
-        depends on ``random_state``.
+        %(default_n_constraints)s
 
     Attributes
     ----------
