@@ -44,6 +44,9 @@ from pathlib import Path
 
 from benchmarks.workers import _protocol
 
+# the first-fit cases' data, at the sizes of these loops
+from benchmarks.workers.first_contact import _noisy_distances, _scaled, _signed_graph
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _LOG_VAR = "BENCH_REPEATED_FITS_LOG"
 _T0_VAR = "BENCH_REPEATED_FITS_T0"
@@ -104,49 +107,16 @@ def _digits():
     return load_digits(return_X_y=True)
 
 
-def _scaled_digits():
-    from sklearn.preprocessing import StandardScaler
-
-    X, y = _digits()
-    return StandardScaler().fit_transform(X), y
-
-
-def _signed_graph(n, groups=4, flip=0.1, seed=0):
-    """A complete signed graph: ``groups`` planted clusters, a fraction ``flip`` of signs flipped."""
-    import numpy as np
-
-    rng = np.random.RandomState(seed)
-    g = rng.randint(0, groups, n)
-    A = np.where(g[:, None] == g[None], 1.0, -1.0)
-    noise = np.triu(rng.rand(n, n) < flip, 1)
-    A = np.where(noise | noise.T, -A, A)
-    np.fill_diagonal(A, 0.0)
-    return A
-
-
-def _noisy_distances(n, seed=0):
-    """Euclidean distances of ``n`` points in the plane with 20 % multiplicative noise."""
-    import numpy as np
-
-    rng = np.random.RandomState(seed)
-    P = rng.rand(n, 2)
-    D = np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1))
-    noise = np.triu(1.0 + 0.2 * rng.randn(n, n), 1)
-    D = np.abs(D * (noise + noise.T))
-    np.fill_diagonal(D, 0.0)
-    return D
-
-
 #: scenario -> (what, estimator, data maker(s)); the grid search is its own kind
 SCENARIOS = {
     "gridsearch-lmnn-digits": ("GridSearchCV(StandardScaler, LMNN, 3-NN) on digits, "
                                "n_neighbors in (2, 3, 4), cv=5", "LMNN", None),
     "loop-lmnn-digits": ("LMNN on standardised digits (1797 x 64)", "LMNN",
-                         lambda: _scaled_digits()),
+                         lambda: _scaled("load_digits")),
     "loop-itml-digits": ("ITML_Supervised on standardised digits (1797 x 64)",
-                         "ITML_Supervised", lambda: _scaled_digits()),
+                         "ITML_Supervised", lambda: _scaled("load_digits")),
     "loop-cc-100": ("CorrelationClustering, complete signed graph of 100 nodes, "
-                    "4 planted groups, 10 % of signs flipped",
+                    "3 planted groups, 15 % of signs flipped",
                     "CorrelationClustering", lambda: (_signed_graph(100),)),
     "loop-mn-200": ("MetricNearness, 200 x 200 noisy Euclidean distances",
                     "MetricNearness", lambda: (_noisy_distances(200),)),
