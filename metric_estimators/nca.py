@@ -56,10 +56,14 @@ class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
         ``n_components < n_features``, else 'identity').
     n_components : int or None, default=None
         Dimension of the embedding; None means ``n_features``.
-    max_iter : int, default=200
+    max_iter : int, default=500
         Maximum number of L-BFGS-B iterations (metric-learn's default is
-        100, scikit-learn's 50): fits that converge sooner are unchanged,
-        and a few small many-class sets still move after 100 iterations.
+        100, scikit-learn's 50): fits that converge sooner are unchanged.
+        Under scipy's default tolerances (``tol=None``) most fits converge
+        within 100 iterations, but a few on small, overlapping or many-class
+        data still rise for a few hundred, and would end with a
+        ``ConvergenceWarning`` and a map short of the optimum; the budget
+        leaves them room to converge.
     tol : float or None, default=None
         L-BFGS-B's tolerance (relative decrease of the objective and
         projected gradient).  None means scipy's defaults, as in
@@ -116,7 +120,7 @@ class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, init="auto", n_components=None, max_iter=200, tol=None,
+    def __init__(self, init="auto", n_components=None, max_iter=500, tol=None,
                  verbose=False, preprocessor=None, random_state=None):
         self.init = init
         self.n_components = n_components

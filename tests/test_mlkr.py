@@ -1,13 +1,16 @@
 """MLKR: the loss and gradient against a plain-numpy reference, finite
 differences, and the estimator's behaviour."""
 
+import warnings
+
 import numpy as np
 import pytest
-from scipy.optimize import check_grad
+from scipy.optimize import check_grad, minimize
 from sklearn.exceptions import ConvergenceWarning
 
 from metric_estimators import MLKR, _backend
 from metric_estimators._problems.mlkr import MLKRObjective
+from metric_estimators.solvers.lbfgs import relative_change
 
 
 def reference_loss_grad(L, X, y):
@@ -113,12 +116,75 @@ def test_verbose_table(capsys):
     assert "[MLKR] 20 points, 2 features, 2 components" in out
 
 
-def test_warning_at_the_default_tol_says_what_to_do():
+def test_warning_without_the_windowed_test_says_what_to_do():
     rng = np.random.RandomState(3)
     X, y = rng.randn(30, 3), rng.randn(30)
     with pytest.warns(ConvergenceWarning, match=r"\|\|L\|\| grew from .* pass a "
-                      r"relative tolerance, e\.g\. tol=1e-5"):
+                      r"relative tolerance, e\.g\. the default tol=3e-5"):
+        MLKR(max_iter=3, tol=None).fit(X, y)
+    # with a tolerance (the default or the user's own): the plain advice
+    with pytest.warns(ConvergenceWarning,
+                      match=r"Increase max_iter \(now 3\) or tol \(now 3e-05\)"):
         MLKR(max_iter=3).fit(X, y)
-    # a tolerance of the user's own: the plain advice
     with pytest.warns(ConvergenceWarning, match=r"Increase max_iter \(now 3\) or tol"):
         MLKR(max_iter=3, tol=1e-12).fit(X, y)
+
+
+def _slow_descent():
+    """100 points of scikit-learn's diabetes, standardised: a run of the
+    paper's minimisation (tol=None) goes on while the kernel narrows."""
+    from sklearn.datasets import load_diabetes
+    X, y = load_diabetes(return_X_y=True)
+    X = X[:100]
+    return (X - X.mean(0)) / X.std(0), y[:100]
+
+
+def test_default_tol_ends_the_slow_descent():
+    """At the default tol the run stops on the windowed relative decrease
+    (quietly, well before max_iter) where tol=None uses up max_iter; it stops
+    at the first iteration where the test holds."""
+    X, y = _slow_descent()
+    with pytest.warns(ConvergenceWarning):
+        full = MLKR(tol=None, max_iter=300).fit(X, y)
+    assert full.n_iter_ == 300
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = MLKR(max_iter=300).fit(X, y)
+    assert est.tol == 3e-5
+    h = est.loss_curve_
+    assert 10 < est.n_iter_ < 300 and len(h) == est.n_iter_
+    assert relative_change(h, 10) < est.tol
+    assert all(relative_change(h[:k], 10) >= est.tol for k in range(12, len(h)))
+    # the same path as tol=None up to the stop
+    np.testing.assert_allclose(h, full.loss_curve_[:len(h)], rtol=1e-12)
+    # a larger tol stops sooner, by the same test
+    loose = MLKR(tol=1e-3, max_iter=300).fit(X, y)
+    assert loose.n_iter_ < est.n_iter_
+    assert relative_change(loose.loss_curve_, 10) < 1e-3
+
+
+def test_tol_is_relative_to_the_loss():
+    """The windowed test does not depend on the units of y: in units where
+    the loss is far below 1 the run still goes on to about the same
+    iteration (the same path up to rounding), where a test on the absolute
+    decrease would end it at once."""
+    X, y = _slow_descent()
+    a = MLKR(max_iter=300).fit(X, y)
+    b = MLKR(max_iter=300).fit(X, y * 1e-4)
+    assert b.loss_curve_[0] < 1e-1
+    assert abs(a.n_iter_ - b.n_iter_) <= 0.1 * a.n_iter_
+    k = min(a.n_iter_, b.n_iter_) // 2
+    np.testing.assert_allclose(a.loss_curve_[:k] * 1e-8, b.loss_curve_[:k],
+                               rtol=1e-2)
+
+
+def test_tol_none_is_scipys_run():
+    """tol=None: scipy's L-BFGS-B with its own tests and no other."""
+    X, y = _slow_descent()
+    L0 = np.eye(X.shape[1])
+    est = MLKR(tol=None, max_iter=40).fit(X, y)
+    obj = MLKRObjective(X, y, X.shape[1], _backend.NUMPY)
+    ref = minimize(obj, L0.ravel(), method="L-BFGS-B", jac=True,
+                   options={"maxiter": 40, "gtol": 1e-5})
+    np.testing.assert_allclose(est.components_, ref.x.reshape(L0.shape),
+                               rtol=1e-7, atol=1e-9)

@@ -159,11 +159,11 @@ def test_array_init_is_validated_like_the_other_learners(iris):
 
 
 def test_default_max_iter_changes_only_fits_that_run_past_metric_learns(iris):
-    """max_iter defaults to 200 (metric-learn: 100): a fit that converges
+    """max_iter defaults to 500 (metric-learn: 100): a fit that converges
     within 100 iterations is the same either way; one that needs more
     iterations runs them instead of stopping with a ConvergenceWarning."""
     X, y = iris
-    assert NCA().max_iter == 200
+    assert NCA().max_iter == 500
     ours, theirs = NCA(random_state=0).fit(X, y), NCA(max_iter=100, random_state=0).fit(X, y)
     assert ours.n_iter_ < 100
     np.testing.assert_array_equal(ours.components_, theirs.components_)

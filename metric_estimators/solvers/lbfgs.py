@@ -1,7 +1,8 @@
 """L-BFGS (scipy's L-BFGS-B), once or with restarts when the objective changes.
 
 :func:`lbfgs` is one run of scipy's L-BFGS-B with a per-iteration callback
-(OMDML's matrix-free path).  :func:`lbfgs_with_restarts` serves objectives
+(OMDML's matrix-free path, MLKR, NCA), optionally stopped by the windowed
+test below (``window_tol``).  :func:`lbfgs_with_restarts` serves objectives
 that are refreshed during the run, such as LMNN's loss on an impostor active
 set: L-BFGS goes on through a refresh (restarting it, and losing its
 curvature pairs, costs more than the small change of objective), but a run
@@ -25,7 +26,8 @@ from scipy.optimize import minimize
 __all__ = ["lbfgs", "lbfgs_with_restarts"]
 
 
-def lbfgs(fun, x0, *, max_iter, gtol, ftol=None, callback=None):
+def lbfgs(fun, x0, *, max_iter, gtol, ftol=None, callback=None,
+          window_tol=None, window=10):
     """One run of scipy's L-BFGS-B on ``fun(x) -> (f, grad)``.
 
     Parameters
@@ -44,6 +46,15 @@ def lbfgs(fun, x0, *, max_iter, gtol, ftol=None, callback=None):
     callback : callable or None, default=None
         ``callback(x, f)`` after every iteration; returning True stops the
         run (``status == 99``).
+    window_tol : float or None, default=None
+        Also stop once the objective decreased by less than ``window_tol``
+        per iteration, relative, over the last ``window`` iterations
+        (:func:`relative_change`): a test on the progress of the run rather
+        than on one step, which a single short step does not trigger.  The
+        run then counts as converged (``status == 0``, ``success`` True).
+        None: scipy's tests only.
+    window : int, default=10
+        See ``window_tol``.
 
     Returns
     -------
@@ -53,13 +64,29 @@ def lbfgs(fun, x0, *, max_iter, gtol, ftol=None, callback=None):
     options = {"maxiter": max_iter, "gtol": gtol}
     if ftol is not None:
         options["ftol"] = ftol
-    scipy_callback = None
-    if callback is not None:
-        def scipy_callback(intermediate_result):
-            if callback(intermediate_result.x, float(intermediate_result.fun)):
+    history = []
+    windowed = {"stopped": False}
+
+    def scipy_callback(intermediate_result):
+        f = float(intermediate_result.fun)
+        if callback is not None and callback(intermediate_result.x, f):
+            raise StopIteration
+        if window_tol is not None:
+            history.append(f)
+            if (len(history) > window
+                    and relative_change(history, window) < window_tol):
+                windowed["stopped"] = True
                 raise StopIteration
-    return minimize(fun, x0, method="L-BFGS-B", jac=True,
-                    callback=scipy_callback, options=options)
+
+    needed = callback is not None or window_tol is not None
+    result = minimize(fun, x0, method="L-BFGS-B", jac=True,
+                      callback=scipy_callback if needed else None,
+                      options=options)
+    if windowed["stopped"]:
+        result.status, result.success = 0, True
+        result.message = (f"relative decrease below {window_tol:g} per "
+                          f"iteration over the last {window} iterations")
+    return result
 
 
 def relative_change(history, window):
