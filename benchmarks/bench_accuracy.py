@@ -3,6 +3,7 @@
     python benchmarks/bench_accuracy.py                       # the panel
     python benchmarks/bench_accuracy.py --learners NCA,LFDA --datasets iris,wine --folds 5
     python benchmarks/bench_accuracy.py --report              # re-render only
+    python benchmarks/bench_accuracy.py --variants --impls ours   # the alternatives
 
 The protocol is :mod:`benchmarks.workers.accuracy`'s: stratified 10-fold
 cross-validation with a fixed seed, min-max scaling fitted on each training
@@ -25,6 +26,12 @@ key is stored (``--refresh-peers`` runs them again).  Ours, scikit-learn's
 and Euclidean's run on every call.  The peers' jobs and the others
 run side by side (``--peer-streams`` and ``--local-streams`` of each), each
 job in its own process (``benchmarks/runner.py``).
+
+``--variants`` adds, for ours only, the alternatives to some of our defaults
+(:data:`benchmarks.workers.accuracy.VARIANTS`: metric-learn's pair count for
+ITML_Supervised, chunklets of 2 for RCA_Supervised, scipy's tolerances for
+MLKR, 200 iterations for NCA); a section of the report sets each beside
+the default it stands in for.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import runner  # noqa: E402
-from benchmarks.workers.accuracy import LEARNERS, RANDOMISED  # noqa: E402
+from benchmarks.workers.accuracy import LEARNERS, RANDOMISED, VARIANTS  # noqa: E402
 
 STEM = "accuracy_panel"
 TITLE = "Accuracy at defaults: 3-NN after each supervised learner, ours against metric-learn"
@@ -72,7 +79,8 @@ def learners_of(impl: str, learners) -> list[str]:
     """The requested learners an implementation has (Euclidean: the baseline)."""
     if impl == "euclidean":
         return ["Euclidean"]
-    return [name for name in learners if impl in LEARNERS.get(name, {})]
+    return [name for name in learners if impl in LEARNERS.get(name, {})
+            or (impl == "ours" and name in VARIANTS)]
 
 
 def cell_key(dataset, impl, learner, folds, seeds, cv_seed):
@@ -317,7 +325,47 @@ def render(rows, stem, folds=10):
             runner.Column("other warnings (ours)", lambda r: _other(r["ours"])),
         ]
         lines.append(runner.markdown_table(drows, cols))
+    lines += _variant_section(cells, datasets)
     return "\n".join(lines)
+
+
+def _variant_section(cells, datasets):
+    """Each alternative of :data:`VARIANTS` beside our default, on the sets both scored."""
+    lines = []
+    for name, (learner, params) in VARIANTS.items():
+        pairs = [(d, cells.get((learner, d, "ours")), cells.get((name, d, "ours")))
+                 for d in datasets]
+        pairs = [(d, a, b) for d, a, b in pairs if _acc(a) is not None and _acc(b) is not None]
+        if not pairs:
+            continue
+        if not lines:
+            lines += ["## Our defaults against their alternatives", "",
+                      "Ours only, same folds and seeds (`--variants`). `default` is the "
+                      "learner at its defaults, `alternative` the same learner with the "
+                      "parameters the row names.", ""]
+        rows = [{"dataset": d, "a": a, "b": b} for d, a, b in pairs]
+        lines += [f"### {name}", "",
+                  f"Mean accuracy over {len(pairs)} sets: default "
+                  f"{_mean([_acc(a) for _, a, _ in pairs]):.4f}, alternative "
+                  f"{_mean([_acc(b) for _, _, b in pairs]):.4f}; ConvergenceWarnings "
+                  f"{sum(a['convergence_warnings'] for _, a, _ in pairs)} / "
+                  f"{sum(b['convergence_warnings'] for _, _, b in pairs)}; summed fit s "
+                  f"per fold {sum(a['fit_time'] / a['fits'] for _, a, _ in pairs):.2f} / "
+                  f"{sum(b['fit_time'] / b['fits'] for _, _, b in pairs):.2f}.", ""]
+        cols = [runner.Column("dataset", "dataset"),
+                runner.Column("1 pt/fold", lambda r: _f(one_point(r["a"]))),
+                runner.Column("default", lambda r: _acc_or_error(r["a"]))]
+        if learner in RANDOMISED:
+            cols.append(runner.Column("spread", lambda r: _f(r["a"].get("spread"))))
+        cols.append(runner.Column("alternative", lambda r: _acc_or_error(r["b"])))
+        if name in RANDOMISED:
+            cols.append(runner.Column("spread ", lambda r: _f(r["b"].get("spread"))))
+        cols += [runner.Column("CW default / alternative", lambda r: (
+                     f"{r['a']['convergence_warnings']} / {r['b']['convergence_warnings']}")),
+                 runner.Column("fit s default / alternative", lambda r: (
+                     f"{_per_fit(r['a'])} / {_per_fit(r['b'])}"))]
+        lines.append(runner.markdown_table(rows, cols))
+    return lines
 
 
 def _acc_or_error(row):
@@ -371,9 +419,13 @@ def main(argv=None) -> int:
     parser.add_argument("--local-streams", type=int, default=2,
                         help="this project's (and scikit-learn's, Euclidean's) jobs run in "
                              "this many streams side by side (default 2, the cores here)")
+    parser.add_argument("--variants", action="store_true",
+                        help="also fit the alternatives to some of our defaults (ours only)")
     parser.add_argument("--refresh-peers", action="store_true",
                         help="run metric-learn's cells even when stored")
     args = parser.parse_args(argv)
+    if args.variants:
+        args.learners = list(args.learners) + [v for v in VARIANTS if v not in args.learners]
     if args.report:
         runner.write_markdown(args.output, render(runner.load_rows(args.output),
                                                   args.output, args.folds))

@@ -166,31 +166,39 @@ def _check_chunks(chunks):
 
 
 class RCA_Supervised(RCA):
-    """RCA with chunklets drawn from class labels.
+    """RCA with chunklets from class labels.
 
-    Draws ``n_chunks`` disjoint chunklets of ``chunk_size`` same-class points
-    (:meth:`metric_estimators.Constraints.chunks`, reproducible with
-    ``random_state``) and fits :class:`RCA` on them.
+    By default every class is one chunklet: the within-chunklet covariance
+    is then the pooled within-class covariance of all the training points,
+    and the fit is deterministic.  Full labels are the limiting case of the
+    paper's equivalence constraints (each class is a maximal chunklet), and
+    using them all removes the seed-to-seed lottery of a few random pairs
+    per class on small data.  With ``n_chunks`` or ``chunk_size`` given,
+    ``n_chunks`` disjoint chunklets of ``chunk_size`` same-class points are
+    drawn instead (:meth:`metric_estimators.Constraints.chunks`,
+    reproducible with ``random_state``), as metric-learn does.  The accuracy
+    of both rules on the accuracy panel: ``benchmarks/results/accuracy_panel.md``.
 
     Parameters
     ----------
     n_components : int or None, default=None
         As in :class:`RCA`.
     n_chunks : int or None, default=None
-        Number of chunklets.  None: every disjoint chunklet the classes can
-        supply (``sum_c floor(n_c / chunk_size)`` over the class sizes
-        ``n_c``), so that the within-chunklet covariance uses nearly every
-        training point.  An int larger than that supply draws as many as the
-        classes allow, with a warning.  (metric-learn 0.7.0's default is 100,
-        which raises on small data sets such as wine, and on digits leaves
-        the within-chunklet covariance singular; pass ``n_chunks=100`` to
-        draw as it does.)
-    chunk_size : int, default=2
-        Points per chunklet.
+        Number of chunklets to draw.  None: whole classes if ``chunk_size``
+        is None too; otherwise every disjoint chunklet of ``chunk_size``
+        points the classes can supply (``sum_c floor(n_c / chunk_size)``
+        over the class sizes ``n_c``).  An int larger than that supply draws
+        as many as the classes allow, with a warning.  (metric-learn 0.7.0
+        draws 100 chunklets of 2, which raises on small data sets such as
+        wine and on digits leaves the within-chunklet covariance singular;
+        pass ``n_chunks=100, chunk_size=2`` to draw as it does.)
+    chunk_size : int or None, default=None
+        Points per drawn chunklet.  None: whole classes when ``n_chunks`` is
+        None, chunklets of 2 (metric-learn's default) when it is given.
     preprocessor : array-like, callable or None, default=None
         As in :class:`RCA`.
     random_state : int, RandomState instance or None, default=None
-        Seeds the draw of the chunklets.
+        Seeds the draw of the chunklets (unused with whole classes).
     num_chunks : int, default="deprecated"
         metric-learn's former name of ``n_chunks``: accepted with a
         FutureWarning and used as ``n_chunks``.
@@ -200,7 +208,8 @@ class RCA_Supervised(RCA):
     components_, n_iter_, n_features_in_
         As in :class:`RCA`.
     chunks_ : ndarray of shape (n_samples,)
-        The drawn chunk index of each training point (-1: none).
+        The chunk index of each training point (-1: none); with whole
+        classes, the index of its class in ``np.unique(y)``.
 
     Notes
     -----
@@ -215,13 +224,13 @@ class RCA_Supervised(RCA):
     _parameter_constraints: dict = {
         **RCA._parameter_constraints,
         "n_chunks": [Interval(Integral, 1, None, closed="left"), None],
-        "chunk_size": [Interval(Integral, 2, None, closed="left")],
+        "chunk_size": [Interval(Integral, 2, None, closed="left"), None],
         "random_state": ["random_state"],
         "num_chunks": [Interval(Integral, 1, None, closed="left"),
                        StrOptions({"deprecated"})],
     }
 
-    def __init__(self, n_components=None, n_chunks=None, chunk_size=2,
+    def __init__(self, n_components=None, n_chunks=None, chunk_size=None,
                  preprocessor=None, random_state=None, num_chunks="deprecated"):
         super().__init__(n_components=n_components, preprocessor=preprocessor)
         self.n_chunks = n_chunks
@@ -232,7 +241,7 @@ class RCA_Supervised(RCA):
     @_fit_context(prefer_skip_nested_validation=True)
     @fill_doc
     def fit(self, X, y):
-        """Draw chunklets from the labels and learn the metric.
+        """Form chunklets from the labels and learn the metric.
 
         Parameters
         ----------
@@ -248,24 +257,40 @@ class RCA_Supervised(RCA):
         X, y, (_, y_idx, counts) = validate_labelled_points(
             self, self._points(X), y, minus_one_note=True)
         check_n_components(self.n_components, X.shape[1])
-        capacity = int((counts // self.chunk_size).sum())
+        if n_chunks is None and self.chunk_size is None:
+            chunks = self._whole_classes(y_idx, counts)
+        else:
+            chunks = self._drawn_chunklets(y_idx, counts, n_chunks)
+        self._solve(X, chunks, report)
+        self.chunks_ = chunks
+        return self
+
+    @staticmethod
+    def _whole_classes(y_idx, counts):
+        """Every class one chunklet."""
+        if not np.any(counts >= 2):
+            raise ValueError("Every class has a single point: no chunklet of 2 "
+                             "or more points exists, and RCA has nothing to "
+                             "learn from.")
+        return np.asarray(y_idx, dtype=np.int64)
+
+    def _drawn_chunklets(self, y_idx, counts, n_chunks):
+        """``n_chunks`` disjoint random chunklets of ``chunk_size`` points."""
+        chunk_size = 2 if self.chunk_size is None else self.chunk_size
+        capacity = int((counts // chunk_size).sum())
         if capacity == 0:
             raise ValueError(f"Every class has fewer than chunk_size="
-                             f"{self.chunk_size} points (e.g. a single sample): no "
+                             f"{chunk_size} points (e.g. a single sample): no "
                              "chunklet can be drawn. Lower chunk_size.")
         if n_chunks is None:
             n_chunks = capacity
         elif capacity < n_chunks:
             warnings.warn(
                 f"The classes allow only {capacity} disjoint chunklets of "
-                f"chunk_size={self.chunk_size} points, fewer than n_chunks="
-                f"{n_chunks}; using {capacity}.", UserWarning, stacklevel=3)
+                f"chunk_size={chunk_size} points, fewer than n_chunks="
+                f"{n_chunks}; using {capacity}.", UserWarning, stacklevel=4)
             n_chunks = capacity
         rng = check_random_state(self.random_state)
         # class indices: a label -1 is a class here, not "unknown"
-        chunks = Constraints(y_idx).chunks(n_chunks=n_chunks,
-                                       chunk_size=self.chunk_size,
-                                       random_state=rng)
-        self._solve(X, chunks, report)
-        self.chunks_ = chunks
-        return self
+        return Constraints(y_idx).chunks(n_chunks=n_chunks, chunk_size=chunk_size,
+                                         random_state=rng)

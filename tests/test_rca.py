@@ -135,21 +135,61 @@ def test_supervised_uses_the_chunklets_it_can_get():
     assert sup.chunks_.max() == 9
 
 
-def test_supervised_default_draws_every_chunklet_without_warning():
+def test_supervised_chunk_size_alone_draws_every_chunklet_without_warning():
     # classes of 7, 6 and 5 points: 3 + 3 + 2 disjoint pairs, one point left
-    # in each odd class; the default takes them all, silently
+    # in each odd class; chunk_size=2 without n_chunks takes them all, silently
     rng = np.random.RandomState(1)
     y = np.repeat([0, 1, 2], [7, 6, 5])
     X = rng.randn(y.size, 3)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        sup = RCA_Supervised(random_state=0).fit(X, y)
+        sup = RCA_Supervised(chunk_size=2, random_state=0).fit(X, y)
     ids, counts = np.unique(sup.chunks_[sup.chunks_ >= 0], return_counts=True)
     assert ids.size == 8 and np.all(counts == 2)
     for c in ids:  # every chunklet within one class
         assert np.unique(y[sup.chunks_ == c]).size == 1
     np.testing.assert_allclose(
         sup.components_, RCA().fit(X, sup.chunks_).components_, rtol=1e-12)
+
+
+def test_supervised_default_whitens_the_pooled_within_class_covariance():
+    """Default: every class one chunklet, i.e. C is the pooled within-class
+    covariance of all points (plain numpy, class by class); no seed changes
+    it, and a one-point class adds nothing."""
+    rng = np.random.RandomState(2)
+    y = np.repeat(["a", "b", "c", "d"], [9, 12, 7, 1])
+    X = rng.randn(y.size, 3) * [1.0, 4.0, 0.3] + (y == "b")[:, None] * 2.0
+    C = np.zeros((3, 3))
+    for c in np.unique(y):
+        Z = X[y == c] - X[y == c].mean(axis=0)
+        C += Z.T @ Z
+    C /= len(y)
+    w, U = np.linalg.eigh(C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = RCA_Supervised(random_state=0).fit(X, y)
+        b = RCA_Supervised(random_state=123).fit(X, y)
+    np.testing.assert_allclose(a.components_, (U * w ** -0.5) @ U.T, rtol=1e-9)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.chunks_, np.unique(y, return_inverse=True)[1])
+
+
+def test_supervised_n_chunks_alone_draws_pairs():
+    """n_chunks without chunk_size: metric-learn's chunklets of 2."""
+    rng = np.random.RandomState(3)
+    X = rng.randn(40, 3)
+    y = np.arange(40) % 2
+    sup = RCA_Supervised(n_chunks=10, random_state=4).fit(X, y)
+    ref = RCA_Supervised(n_chunks=10, chunk_size=2, random_state=4).fit(X, y)
+    np.testing.assert_array_equal(sup.chunks_, ref.chunks_)
+    _, counts = np.unique(sup.chunks_[sup.chunks_ >= 0], return_counts=True)
+    assert counts.size == 10 and np.all(counts == 2)
+
+
+def test_supervised_default_with_only_singleton_classes_is_an_error():
+    X = np.random.RandomState(0).randn(4, 2)
+    with pytest.raises(ValueError, match="Every class has a single point"):
+        RCA_Supervised().fit(X, [0, 1, 2, 3])
 
 
 @pytest.mark.parametrize("chunks, match", [

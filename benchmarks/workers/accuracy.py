@@ -74,9 +74,24 @@ LEARNERS = {
     "Euclidean": {"euclidean": None},
 }
 
+#: the alternatives to some of our defaults, fitted by ``--variants``: name ->
+#: (learner, parameters).  A string value names a rule of :data:`RULES`,
+#: evaluated on each training fold.
+VARIANTS = {
+    "ITML_Supervised(n_constraints=20*n_classes**2)":
+        ("ITML_Supervised", {"n_constraints": "20*n_classes**2"}),
+    "RCA_Supervised(chunk_size=2)": ("RCA_Supervised", {"chunk_size": 2}),
+    "MLKR(tol=None)": ("MLKR", {"tol": None}),
+    "NCA(max_iter=200)": ("NCA", {"max_iter": 200}),
+}
+#: parameter rules of :data:`VARIANTS`: name -> function of the training labels
+RULES = {"20*n_classes**2": lambda y: 20 * len(set(y.tolist())) ** 2}
+
 #: the learners that draw random constraints: fitted once per seed
 RANDOMISED = ("ITML_Supervised", "MMC_Supervised", "SDML_Supervised",
-              "LSML_Supervised", "SCML_Supervised", "RCA_Supervised")
+              "LSML_Supervised", "SCML_Supervised", "RCA_Supervised",
+              "ITML_Supervised(n_constraints=20*n_classes**2)",
+              "RCA_Supervised(chunk_size=2)")
 
 
 class Identity:
@@ -104,8 +119,14 @@ def load(name: str):
     return X, y
 
 
-def build(learner: str, impl: str, seed: int):
-    """The estimator at its defaults (``random_state=seed`` where it takes one)."""
+def build(learner: str, impl: str, seed: int, y=None):
+    """The estimator at its defaults (``random_state=seed`` where it takes one);
+    a name of :data:`VARIANTS`: ours with its parameters (rules evaluated on ``y``)."""
+    if learner in VARIANTS:
+        base, params = VARIANTS[learner]
+        est = build(base, impl, seed)
+        return est.set_params(**{k: RULES[v](y) if isinstance(v, str) else v
+                                 for k, v in params.items()})
     entry = LEARNERS[learner]
     if impl not in entry:
         raise ValueError(f"{impl} has no {learner}")
@@ -121,7 +142,7 @@ def build(learner: str, impl: str, seed: int):
 
 def version_of(learner: str, impl: str) -> str:
     """The version of the package the learner comes from."""
-    entry = LEARNERS[learner].get(impl)
+    entry = LEARNERS[VARIANTS.get(learner, (learner,))[0]].get(impl)
     module = entry[0].split(".")[0] if entry else "sklearn"
     return str(getattr(importlib.import_module(module), "__version__", "dev"))
 
@@ -172,7 +193,7 @@ def run_learner(learner, impl, folds, seeds, budget):
                 done = sum(len(c) for c in correct) + len(per_fold)
                 raise TimeoutError(f"budget exceeded ({budget:g} s of fitting) after "
                                    f"{done} of {total} fits")
-            est = build(learner, impl, seed)
+            est = build(learner, impl, seed, y_train)
             right, seconds, caught = fit_score(est, X_train, y_train, X_test, y_test)
             per_fold.append(right)
             fit_time += seconds
