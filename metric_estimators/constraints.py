@@ -18,7 +18,7 @@ from . import _backend
 from ._validation.text import for_message
 
 __all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets",
-           "default_n_constraints",
+           "default_n_constraints", "all_labelled_pairs", "all_pairs_affordable",
            "Constraints", "wrap_pairs"]
 
 
@@ -128,6 +128,56 @@ def _negative(rng, y, n):
 PAIR_WORK = 10_000_000
 #: and at most this many pairs of each kind (memory: a few tens of MB)
 MAX_DEFAULT_PAIRS = 200_000
+#: ITML_Supervised's budget (pairs x n_features ** 2): its Bregman sweeps
+#: touch only the violated pairs, so it affords a hundred times more pairs
+#: than the gradient learners; within it, every labelled pair is used.
+ALL_PAIRS_WORK = 1_000_000_000
+#: and the pairs' difference vectors (pairs x n_features) at most this many
+#: numbers (80 MB)
+ALL_PAIRS_ENTRIES = 10_000_000
+
+
+def all_pairs_affordable(y, n_features, *, work=ALL_PAIRS_WORK,
+                         entries=ALL_PAIRS_ENTRIES):
+    """Whether every pair of points fits both budgets: ``pairs x n_features
+    ** 2 <= work`` (time) and ``pairs x n_features <= entries`` (memory)."""
+    n = np.asarray(y).shape[0]
+    d = max(1, int(n_features))
+    n_pairs = n * (n - 1) // 2
+    return n_pairs * d * d <= work and n_pairs * d <= entries
+
+
+def all_labelled_pairs(y):
+    """Every pair of distinct indices, labelled by its classes.
+
+    The deterministic counterpart of :func:`pairs_from_labels`: positive
+    (same-class) pairs first, then negative ones, each in row-major order
+    of ``(i, j)``, ``i < j``.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels.
+
+    Returns
+    -------
+    pairs : ndarray of shape (n_samples * (n_samples - 1) / 2, 2), int
+    labels : ndarray of shape (n_pairs,)
+        +1 for same-class pairs, -1 for different-class pairs.
+    """
+    y = np.asarray(y)
+    check_classification_targets(y)
+    i, j = np.triu_indices(y.shape[0], k=1)
+    same = y[i] == y[j]
+    if not np.any(same):
+        raise ValueError("No positive pairs can be drawn: every class has a "
+                         "single sample.")
+    if np.all(same):
+        raise ValueError("No negative pairs can be drawn: y has a single class.")
+    order = np.concatenate((np.flatnonzero(same), np.flatnonzero(~same)))
+    pairs = np.column_stack((i[order], j[order])).astype(np.intp)
+    labels = np.where(same[order], 1, -1).astype(np.int64)
+    return pairs, labels
 
 
 def default_n_constraints(n_constraints, y, n_features, *, work=PAIR_WORK):
@@ -154,9 +204,7 @@ def default_n_constraints(n_constraints, y, n_features, *, work=PAIR_WORK):
     n_features : int
     work : int or None, default=PAIR_WORK
         The budget of one pass over the pairs (pairs x ``n_features ** 2``);
-        None: metric-learn's ``20 * n_classes ** 2`` and nothing else (the
-        count of a learner whose time grows too fast with the pairs: ITML,
-        whose sweeps project onto one pair at a time).
+        None: metric-learn's ``20 * n_classes ** 2`` and nothing else.
 
     Returns
     -------

@@ -25,6 +25,11 @@ pairs of identical points are those of :mod:`metric_estimators._problems.logdet`
 
 Differences from metric-learn 0.7.0 (same class names and parameters)
 ----------------------------------------------------------------------
+* ``ITML_Supervised`` uses every pair of training points as a constraint
+  when they are affordable (small data), and otherwise draws many more
+  than metric-learn's ``20 * n_classes ** 2`` of each kind
+  (``n_constraints`` below): few random pairs make the metric depend on
+  the seed.
 * Default bounds are the 5th and 95th percentiles of the **squared** prior
   distances between distinct points, i.e. in the same units as the squared
   distances the constraints bound.  (metric-learn takes percentiles of
@@ -63,7 +68,13 @@ from ._validation import (
     validate_labelled_points,
 )
 from .base import MahalanobisMixin, components_from_matrix
-from .constraints import default_n_constraints, pairs_from_labels
+from .constraints import (
+    ALL_PAIRS_WORK,
+    all_labelled_pairs,
+    all_pairs_affordable,
+    default_n_constraints,
+    pairs_from_labels,
+)
 from .solvers.bregman import TABLE_COLUMNS, logdet_bregman
 
 __all__ = ["ITML", "ITML_Supervised"]
@@ -302,12 +313,21 @@ class ITML(PairsClassifierMixin, _BaseITML):
 
 
 class ITML_Supervised(TransformerMixin, _BaseITML):
-    """ITML with pairs drawn from class labels.
+    """ITML with pairs from class labels.
 
-    Draws ``n_constraints`` same-class pairs (similar) and ``n_constraints``
-    different-class pairs (dissimilar) uniformly without replacement
-    (:func:`metric_estimators.constraints.pairs_from_labels`, reproducible
-    with ``random_state``) and solves the ITML problem on them.
+    By default every pair of training points is a constraint (same class:
+    similar, different classes: dissimilar) whenever their number times
+    ``n_features ** 2`` stays within
+    :data:`metric_estimators.constraints.ALL_PAIRS_WORK` (and their number
+    times ``n_features`` within ``ALL_PAIRS_ENTRIES``), which covers the
+    usual small data sets of up to about a thousand points; the metric then does not depend on the seed.  On
+    larger data, or with ``n_constraints`` given, ``n_constraints``
+    same-class and as many different-class pairs are drawn uniformly
+    without replacement (:func:`metric_estimators.constraints.pairs_from_labels`,
+    reproducible with ``random_state``).  metric-learn draws
+    ``20 * n_classes ** 2`` of each, so few on small data that which pairs
+    are drawn decides the metric; the accuracy of both counts on the
+    accuracy panel: ``benchmarks/results/accuracy_panel.md``.
 
     Parameters
     ----------
@@ -317,8 +337,13 @@ class ITML_Supervised(TransformerMixin, _BaseITML):
         If given, ``X`` in ``fit`` and ``transform`` may be a 1-D array of
         indices into it (array) or of ids it maps to points (callable).
     n_constraints : int or None, default=None
-        Number of pairs of each kind; ``None`` means ``20 * n_classes ** 2``
-        (metric-learn's default).
+        Number of pairs of each kind to draw.  None: every pair when that
+        is affordable (see above); otherwise as many of each kind as
+        ``pairs x n_features ** 2 <= ALL_PAIRS_WORK`` allows, at most
+        :data:`metric_estimators.constraints.MAX_DEFAULT_PAIRS` and at
+        least ``20 * n_classes ** 2``
+        (:func:`metric_estimators.constraints.default_n_constraints`).
+        ``20 * n_classes ** 2`` draws as many as metric-learn.
     num_constraints : int, default="deprecated"
         metric-learn's former name of ``n_constraints``: accepted with a
         FutureWarning and used as ``n_constraints``.
@@ -331,7 +356,7 @@ class ITML_Supervised(TransformerMixin, _BaseITML):
     n_active_curve_, history_, duals_, slack_, prior_, n_features_in_
         As in :class:`ITML` (``duals_`` and ``slack_`` per drawn pair).
     pairs_ : ndarray of shape (n_pairs, 2)
-        The drawn index pairs into ``X``.
+        The index pairs into ``X`` used as constraints.
     pair_labels_ : ndarray of shape (n_pairs,)
         Their labels (+1 same class, -1 different classes).
 
@@ -386,9 +411,13 @@ class ITML_Supervised(TransformerMixin, _BaseITML):
         _refuse_pairs(X, y)
         X, y, labels = validate_labelled_points(self, X, y,
                                                 minus_one_note=True)
-        n_constraints = default_n_constraints(n_constraints, y, X.shape[1], work=None)
         rng = check_random_state(self.random_state)
-        pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
+        if n_constraints is None and all_pairs_affordable(y, X.shape[1]):
+            pairs, labels = all_labelled_pairs(y)
+        else:
+            n_constraints = default_n_constraints(n_constraints, y, X.shape[1],
+                                                  work=ALL_PAIRS_WORK)
+            pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
         V = X[pairs[:, 0]] - X[pairs[:, 1]]
         bad = dissimilar_identical_mask(V, labels)
         if np.any(bad):

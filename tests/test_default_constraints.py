@@ -4,7 +4,8 @@ metric-learn draws ``20 * n_classes ** 2`` pairs of each kind whatever the
 data; MMC_Supervised, SDML_Supervised and LSML_Supervised here draw as many
 as one pass over them costs ``PAIR_WORK`` (pairs x n_features ** 2), at
 most ``MAX_DEFAULT_PAIRS``, at least metric-learn's number, and never more
-than exist of either kind.  The counts are checked against a plain
+than exist of either kind; ITML_Supervised takes every pair within
+``ALL_PAIRS_WORK``.  The counts are checked against a plain
 enumeration of the pairs.
 """
 
@@ -18,6 +19,8 @@ from metric_estimators import LSML_Supervised, MMC_Supervised, SDML_Supervised
 from metric_estimators.constraints import (
     MAX_DEFAULT_PAIRS,
     PAIR_WORK,
+    all_labelled_pairs,
+    all_pairs_affordable,
     default_n_constraints,
 )
 
@@ -80,3 +83,25 @@ def test_every_pair_of_the_rarer_kind_makes_mmc_seed_free_there():
     neg_a = {tuple(sorted(p)) for p in a.pairs_[a.pair_labels_ == -1]}
     neg_b = {tuple(sorted(p)) for p in b.pairs_[b.pair_labels_ == -1]}
     assert neg_a == neg_b and len(neg_a) == 375
+
+
+def test_all_labelled_pairs_is_every_pair_once_with_its_label():
+    y = np.array([2, 0, 2, 1, 0, 2, 1])
+    pairs, labels = all_labelled_pairs(y)
+    expected = {(i, j): (1 if y[i] == y[j] else -1)
+                for i in range(len(y)) for j in range(i + 1, len(y))}
+    got = {(int(i), int(j)): int(lab) for (i, j), lab in zip(pairs, labels)}
+    assert got == expected and len(pairs) == len(expected)
+    # positive pairs first, then negative ones
+    assert np.all(np.diff(labels) <= 0)
+    with pytest.raises(ValueError, match="single class"):
+        all_labelled_pairs(np.zeros(5))
+    with pytest.raises(ValueError, match="single sample"):
+        all_labelled_pairs(np.arange(5))
+
+
+def test_all_pairs_budget_counts_time_and_memory():
+    y = np.arange(1000) % 2  # 499500 pairs
+    assert all_pairs_affordable(y, 8)  # 3.2e7 work, 4.0e6 entries
+    assert not all_pairs_affordable(y, 64)  # 2.0e9 work
+    assert not all_pairs_affordable(y, 8, entries=1_000_000)

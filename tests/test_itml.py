@@ -124,8 +124,10 @@ def test_reproducible_and_seed_dependent(iris):
 def test_supervised_defaults_and_attributes(iris):
     X, y = iris
     m = ITML_Supervised(random_state=0).fit(X, y)
-    # metric-learn's default: 20 * n_classes ** 2 pairs of each kind
-    assert (m.pair_labels_ == 1).sum() == 180 and (m.pair_labels_ == -1).sum() == 180
+    # small data: every pair of points, 3 * C(50, 2) same-class pairs
+    assert (m.pair_labels_ == 1).sum() == 3 * 1225
+    assert (m.pair_labels_ == -1).sum() == 150 * 149 // 2 - 3 * 1225
+    assert len({tuple(p) for p in np.sort(m.pairs_, axis=1)}) == len(m.pairs_)
     same = y[m.pairs_[:, 0]] == y[m.pairs_[:, 1]]
     np.testing.assert_array_equal(same, m.pair_labels_ == 1)
     assert m.n_iter_ == m.convergence_curve_.size == m.loss_curve_.size
@@ -136,6 +138,39 @@ def test_supervised_defaults_and_attributes(iris):
         np.linalg.norm(m.transform(X[:1]) - m.transform(X[1:2])))
     m2 = ITML_Supervised(n_constraints=7, random_state=0).fit(X, y)
     assert m2.pairs_.shape == (14, 2)
+    # metric-learn's count is one argument away
+    m3 = ITML_Supervised(n_constraints=20 * 3 ** 2, random_state=0).fit(X, y)
+    assert (m3.pair_labels_ == 1).sum() == 180 and (m3.pair_labels_ == -1).sum() == 180
+
+
+def test_supervised_default_does_not_depend_on_the_seed(iris):
+    """All pairs: the seed only orders the sweeps, which leaves the fixed
+    point unchanged, so two seeds give the same metric up to the tolerance."""
+    X, y = iris
+    a = ITML_Supervised(random_state=0, tol=1e-6).fit(X, y)
+    b = ITML_Supervised(random_state=7, tol=1e-6).fit(X, y)
+    np.testing.assert_array_equal(a.pairs_, b.pairs_)
+    np.testing.assert_allclose(a.get_mahalanobis_matrix(), b.get_mahalanobis_matrix(),
+                               rtol=1e-3, atol=1e-4)
+
+
+def test_supervised_default_draws_pairs_beyond_the_all_pairs_budget():
+    """Above the budget the default draws: as many pairs of each kind as the
+    work allows, at least metric-learn's count, never more than exist."""
+    from metric_estimators.constraints import (
+        ALL_PAIRS_WORK,
+        all_pairs_affordable,
+        default_n_constraints,
+    )
+    rng = np.random.RandomState(0)
+    n, d = 400, 120
+    X = rng.randn(n, d)
+    y = np.arange(n) % 4
+    assert not all_pairs_affordable(y, d)  # 79800 pairs x 14400 > 1e9
+    m = ITML_Supervised(random_state=0, max_iter=5).fit(X, y)
+    expected = default_n_constraints(None, y, d, work=ALL_PAIRS_WORK)
+    assert expected == min(ALL_PAIRS_WORK // d ** 2, 4 * 100 * 99 // 2)
+    assert (m.pair_labels_ == 1).sum() == expected == (m.pair_labels_ == -1).sum()
 
 
 def test_learned_metric_helps_knn(iris):
