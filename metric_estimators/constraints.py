@@ -130,21 +130,26 @@ PAIR_WORK = 10_000_000
 MAX_DEFAULT_PAIRS = 200_000
 #: ITML_Supervised's budget (pairs x n_features ** 2): its Bregman sweeps
 #: touch only the violated pairs, so it affords a hundred times more pairs
-#: than the gradient learners; within it, every labelled pair is used.
+#: than the gradient learners; within it, and within ALL_PAIRS_MAX pairs,
+#: every labelled pair is used.
 ALL_PAIRS_WORK = 1_000_000_000
-#: and the pairs' difference vectors (pairs x n_features) at most this many
-#: numbers (80 MB)
-ALL_PAIRS_ENTRIES = 10_000_000
+#: at most this many pairs in all (about 450 points): beyond, a fit's time
+#: is dominated by checking every pair each iteration
+ALL_PAIRS_MAX = 100_000
+#: beyond ALL_PAIRS_MAX, ITML_Supervised draws at most this many of each kind
+ITML_MAX_DRAWN = 25_000
 
 
 def all_pairs_affordable(y, n_features, *, work=ALL_PAIRS_WORK,
-                         entries=ALL_PAIRS_ENTRIES):
-    """Whether every pair of points fits both budgets: ``pairs x n_features
-    ** 2 <= work`` (time) and ``pairs x n_features <= entries`` (memory)."""
+                         max_pairs=ALL_PAIRS_MAX):
+    """Whether every pair of points fits both budgets: at most ``max_pairs``
+    pairs, and ``pairs x n_features ** 2 <= work``.  (ITML_Supervised's
+    default; the pairs' difference vectors then take at most 800 kB per
+    feature.)"""
     n = np.asarray(y).shape[0]
     d = max(1, int(n_features))
     n_pairs = n * (n - 1) // 2
-    return n_pairs * d * d <= work and n_pairs * d <= entries
+    return n_pairs <= max_pairs and n_pairs * d * d <= work
 
 
 def all_labelled_pairs(y):
@@ -180,7 +185,8 @@ def all_labelled_pairs(y):
     return pairs, labels
 
 
-def default_n_constraints(n_constraints, y, n_features, *, work=PAIR_WORK):
+def default_n_constraints(n_constraints, y, n_features, *, work=PAIR_WORK,
+                          cap=MAX_DEFAULT_PAIRS):
     """``n_constraints``, or the number of pairs of each kind to draw for None.
 
     The number of constraints the ``_Supervised`` learners (ITML, MMC, SDML,
@@ -205,6 +211,9 @@ def default_n_constraints(n_constraints, y, n_features, *, work=PAIR_WORK):
     work : int or None, default=PAIR_WORK
         The budget of one pass over the pairs (pairs x ``n_features ** 2``);
         None: metric-learn's ``20 * n_classes ** 2`` and nothing else.
+    cap : int, default=MAX_DEFAULT_PAIRS
+        At most this many pairs of each kind (unless ``20 * n_classes ** 2``
+        is more).
 
     Returns
     -------
@@ -220,7 +229,7 @@ def default_n_constraints(n_constraints, y, n_features, *, work=PAIR_WORK):
     positive = int(np.sum(counts * (counts - 1) // 2))
     negative = int((n * n - np.sum(counts * counts)) // 2)
     wanted = max(20 * counts.size ** 2,
-                 min(MAX_DEFAULT_PAIRS, work // max(1, int(n_features)) ** 2))
+                 min(cap, work // max(1, int(n_features)) ** 2))
     return max(1, min(wanted, positive, negative))
 
 

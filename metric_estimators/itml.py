@@ -70,6 +70,7 @@ from ._validation import (
 from .base import MahalanobisMixin, components_from_matrix
 from .constraints import (
     ALL_PAIRS_WORK,
+    ITML_MAX_DRAWN,
     all_labelled_pairs,
     all_pairs_affordable,
     default_n_constraints,
@@ -316,12 +317,12 @@ class ITML_Supervised(TransformerMixin, _BaseITML):
     """ITML with pairs from class labels.
 
     By default every pair of training points is a constraint (same class:
-    similar, different classes: dissimilar) whenever their number times
-    ``n_features ** 2`` stays within
-    :data:`metric_estimators.constraints.ALL_PAIRS_WORK` (and their number
-    times ``n_features`` within ``ALL_PAIRS_ENTRIES``), which covers the
-    usual small data sets of up to about a thousand points; the metric then does not depend on the seed.  On
-    larger data, or with ``n_constraints`` given, ``n_constraints``
+    similar, different classes: dissimilar) when there are at most
+    :data:`metric_estimators.constraints.ALL_PAIRS_MAX` pairs (about 450
+    points) and their number times ``n_features ** 2`` stays within
+    :data:`metric_estimators.constraints.ALL_PAIRS_WORK`; the metric then
+    does not depend on the seed.  On larger data, or with ``n_constraints``
+    given, ``n_constraints``
     same-class and as many different-class pairs are drawn uniformly
     without replacement (:func:`metric_estimators.constraints.pairs_from_labels`,
     reproducible with ``random_state``).  metric-learn draws
@@ -340,7 +341,7 @@ class ITML_Supervised(TransformerMixin, _BaseITML):
         Number of pairs of each kind to draw.  None: every pair when that
         is affordable (see above); otherwise as many of each kind as
         ``pairs x n_features ** 2 <= ALL_PAIRS_WORK`` allows, at most
-        :data:`metric_estimators.constraints.MAX_DEFAULT_PAIRS` and at
+        :data:`metric_estimators.constraints.ITML_MAX_DRAWN` and at
         least ``20 * n_classes ** 2``
         (:func:`metric_estimators.constraints.default_n_constraints`).
         ``20 * n_classes ** 2`` draws as many as metric-learn.
@@ -416,7 +417,8 @@ class ITML_Supervised(TransformerMixin, _BaseITML):
             pairs, labels = all_labelled_pairs(y)
         else:
             n_constraints = default_n_constraints(n_constraints, y, X.shape[1],
-                                                  work=ALL_PAIRS_WORK)
+                                                  work=ALL_PAIRS_WORK,
+                                                  cap=ITML_MAX_DRAWN)
             pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
         V = X[pairs[:, 0]] - X[pairs[:, 1]]
         bad = dissimilar_identical_mask(V, labels)

@@ -100,8 +100,9 @@ def test_all_labelled_pairs_is_every_pair_once_with_its_label():
         all_labelled_pairs(np.arange(5))
 
 
-def test_all_pairs_budget_counts_time_and_memory():
-    y = np.arange(1000) % 2  # 499500 pairs
-    assert all_pairs_affordable(y, 8)  # 3.2e7 work, 4.0e6 entries
-    assert not all_pairs_affordable(y, 64)  # 2.0e9 work
-    assert not all_pairs_affordable(y, 8, entries=1_000_000)
+def test_all_pairs_budget_counts_pairs_and_work():
+    y = np.arange(400) % 2  # 79800 pairs
+    assert all_pairs_affordable(y, 8)  # 5.1e6 work
+    assert not all_pairs_affordable(y, 120)  # 1.15e9 work
+    assert not all_pairs_affordable(y, 8, max_pairs=50_000)
+    assert not all_pairs_affordable(np.arange(500) % 2, 2)  # 124750 pairs

@@ -159,6 +159,7 @@ def test_supervised_default_draws_pairs_beyond_the_all_pairs_budget():
     work allows, at least metric-learn's count, never more than exist."""
     from metric_estimators.constraints import (
         ALL_PAIRS_WORK,
+        ITML_MAX_DRAWN,
         all_pairs_affordable,
         default_n_constraints,
     )
@@ -168,8 +169,9 @@ def test_supervised_default_draws_pairs_beyond_the_all_pairs_budget():
     y = np.arange(n) % 4
     assert not all_pairs_affordable(y, d)  # 79800 pairs x 14400 > 1e9
     m = ITML_Supervised(random_state=0, max_iter=5).fit(X, y)
-    expected = default_n_constraints(None, y, d, work=ALL_PAIRS_WORK)
-    assert expected == min(ALL_PAIRS_WORK // d ** 2, 4 * 100 * 99 // 2)
+    expected = default_n_constraints(None, y, d, work=ALL_PAIRS_WORK,
+                                     cap=ITML_MAX_DRAWN)
+    assert expected == min(ALL_PAIRS_WORK // d ** 2, ITML_MAX_DRAWN, 4 * 100 * 99 // 2)
     assert (m.pair_labels_ == 1).sum() == expected == (m.pair_labels_ == -1).sum()
 
 
