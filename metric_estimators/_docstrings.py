@@ -28,6 +28,14 @@ many as one pass over them costs 10**7 x ``n_features ** -2``, up
 to 200,000, at least metric-learn's ``20 * n_classes ** 2``, and on
 small data every pair of the rarer kind, so that the metric hardly
 depends on ``random_state``.""",
+    "default_pairs_all": """\
+(:func:`metric_estimators.constraints.default_labelled_pairs`): on
+small data (at most 100,000 pairs, and pairs x ``n_features ** 2`` at
+most 10**8) every pair of training points, so that the metric does not
+depend on ``random_state``; otherwise as many of each kind as one pass
+over them costs 10**7 x ``n_features ** -2``, up to 200,000, at least
+metric-learn's ``20 * n_classes ** 2``
+(:func:`metric_estimators.constraints.default_n_constraints`).""",
     "labelled_points": """\
 X : array-like of shape (n_samples, n_features)
 y : array-like of shape (n_samples,)

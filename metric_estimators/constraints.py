@@ -19,6 +19,7 @@ from ._validation.text import for_message
 
 __all__ = ["positive_negative_pairs", "pairs_from_labels", "knn_triplets",
            "default_n_constraints", "all_labelled_pairs", "all_pairs_affordable",
+           "default_labelled_pairs",
            "Constraints", "wrap_pairs"]
 
 
@@ -138,6 +139,9 @@ ALL_PAIRS_WORK = 1_000_000_000
 ALL_PAIRS_MAX = 100_000
 #: beyond ALL_PAIRS_MAX, ITML_Supervised draws at most this many of each kind
 ITML_MAX_DRAWN = 25_000
+#: MMC_Supervised's and SDML_Supervised's budget for every pair (pairs x
+#: n_features ** 2): their gradients and scatter touch every pair each time
+SMALL_ALL_PAIRS_WORK = 100_000_000
 
 
 def all_pairs_affordable(y, n_features, *, work=ALL_PAIRS_WORK,
@@ -183,6 +187,27 @@ def all_labelled_pairs(y):
     pairs = np.column_stack((i[order], j[order])).astype(np.intp)
     labels = np.where(same[order], 1, -1).astype(np.int64)
     return pairs, labels
+
+
+def default_labelled_pairs(y, n_features, n_constraints=None, *, all_pairs_work,
+                           work=PAIR_WORK, cap=MAX_DEFAULT_PAIRS, random_state=None):
+    """The labelled pairs a ``_Supervised`` learner of pairs fits.
+
+    Every pair of points (:func:`all_labelled_pairs`: nothing random) when
+    ``n_constraints`` is None and :func:`all_pairs_affordable` within
+    ``all_pairs_work``; otherwise ``n_constraints`` pairs of each kind, or
+    :func:`default_n_constraints` of them for None, drawn by
+    :func:`pairs_from_labels`.
+
+    Returns
+    -------
+    pairs : ndarray of shape (n_pairs, 2), int
+    labels : ndarray of shape (n_pairs,)
+    """
+    if n_constraints is None and all_pairs_affordable(y, n_features, work=all_pairs_work):
+        return all_labelled_pairs(y)
+    n_constraints = default_n_constraints(n_constraints, y, n_features, work=work, cap=cap)
+    return pairs_from_labels(y, n_constraints, random_state=random_state)
 
 
 def default_n_constraints(n_constraints, y, n_features, *, work=PAIR_WORK,

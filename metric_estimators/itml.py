@@ -68,14 +68,7 @@ from ._validation import (
     validate_labelled_points,
 )
 from .base import MahalanobisMixin, components_from_matrix
-from .constraints import (
-    ALL_PAIRS_WORK,
-    ITML_MAX_DRAWN,
-    all_labelled_pairs,
-    all_pairs_affordable,
-    default_n_constraints,
-    pairs_from_labels,
-)
+from .constraints import ALL_PAIRS_WORK, ITML_MAX_DRAWN, default_labelled_pairs
 from .solvers.bregman import TABLE_COLUMNS, logdet_bregman
 
 __all__ = ["ITML", "ITML_Supervised"]
@@ -413,13 +406,9 @@ class ITML_Supervised(TransformerMixin, _BaseITML):
         X, y, labels = validate_labelled_points(self, X, y,
                                                 minus_one_note=True)
         rng = check_random_state(self.random_state)
-        if n_constraints is None and all_pairs_affordable(y, X.shape[1]):
-            pairs, labels = all_labelled_pairs(y)
-        else:
-            n_constraints = default_n_constraints(n_constraints, y, X.shape[1],
-                                                  work=ALL_PAIRS_WORK,
-                                                  cap=ITML_MAX_DRAWN)
-            pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
+        pairs, labels = default_labelled_pairs(
+            y, X.shape[1], n_constraints, all_pairs_work=ALL_PAIRS_WORK,
+            work=ALL_PAIRS_WORK, cap=ITML_MAX_DRAWN, random_state=rng)
         V = X[pairs[:, 0]] - X[pairs[:, 1]]
         bad = dissimilar_identical_mask(V, labels)
         if np.any(bad):

@@ -59,7 +59,7 @@ from ._threads import one_blas_thread
 from ._tuple_classifiers import PairsClassifierMixin
 from ._validation import check_prior, validate_labelled_points
 from .base import MahalanobisMixin, components_from_matrix
-from .constraints import default_n_constraints, pairs_from_labels
+from .constraints import SMALL_ALL_PAIRS_WORK, default_labelled_pairs
 from .solvers.constrained import (
     halfspace_psd_ascent,
     nonnegative_lbfgs,
@@ -374,12 +374,14 @@ class MMC(PairsClassifierMixin, _BaseMMC):
 
 @fill_doc
 class MMC_Supervised(TransformerMixin, _BaseMMC):
-    """MMC with pairs drawn from class labels.
+    """MMC with pairs from class labels.
 
-    Draws ``n_constraints`` same-class (similar) and ``n_constraints``
-    different-class (dissimilar) pairs uniformly
+    On small data every pair of training points is a constraint (same
+    class: similar, different classes: dissimilar); otherwise, or with
+    ``n_constraints`` given, ``n_constraints`` same-class and as many
+    different-class pairs are drawn uniformly
     (:func:`metric_estimators.constraints.pairs_from_labels`, reproducible
-    with ``random_state``) and solves the MMC problem on them.
+    with ``random_state``).  MMC's problem is then solved on them.
 
     Parameters
     ----------
@@ -392,8 +394,8 @@ class MMC_Supervised(TransformerMixin, _BaseMMC):
         the default ``max_iter`` the projected-gradient path stops on its
         step budget first).
     n_constraints : int or None, default=None
-        Number of pairs of each kind; None grows with the data
-        %(default_n_constraints)s
+        Number of pairs of each kind to draw; None grows with the data
+        %(default_pairs_all)s
 
     Attributes
     ----------
@@ -439,9 +441,10 @@ class MMC_Supervised(TransformerMixin, _BaseMMC):
         self._check_preprocessor()
         X, y, labels = validate_labelled_points(
             self, self._points(X), y, minus_one_note=True)
-        n_constraints = default_n_constraints(self.n_constraints, y, X.shape[1])
         rng = check_random_state(self.random_state)
-        pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
+        pairs, labels = default_labelled_pairs(
+            y, X.shape[1], self.n_constraints, all_pairs_work=SMALL_ALL_PAIRS_WORK,
+            random_state=rng)
         V = X[pairs[:, 0]] - X[pairs[:, 1]]
         self._solve(V, labels, X, rng, report)
         self.pairs_ = pairs

@@ -52,7 +52,7 @@ from ._sklearn_private import Interval, StrOptions, _fit_context
 from ._tuple_classifiers import PairsClassifierMixin
 from ._validation import check_prior, validate_labelled_points
 from .base import MahalanobisMixin, components_from_matrix
-from .constraints import default_n_constraints, pairs_from_labels
+from .constraints import SMALL_ALL_PAIRS_WORK, default_labelled_pairs
 from .exceptions import NonPSDError
 
 __all__ = ["SDML", "SDML_Supervised"]
@@ -277,11 +277,13 @@ class SDML(PairsClassifierMixin, _BaseSDML):
 
 @fill_doc
 class SDML_Supervised(TransformerMixin, _BaseSDML):
-    """SDML with pairs drawn from class labels.
+    """SDML with pairs from class labels.
 
-    Draws ``n_constraints`` same-class and ``n_constraints`` different-class
-    pairs (:func:`metric_estimators.constraints.pairs_from_labels`,
-    reproducible with ``random_state``) and solves the SDML problem on them.
+    On small data every pair of training points; otherwise, or with
+    ``n_constraints`` given, ``n_constraints`` same-class and as many
+    different-class pairs drawn uniformly
+    (:func:`metric_estimators.constraints.pairs_from_labels`, reproducible
+    with ``random_state``).  SDML's problem is then solved on them.
 
     Parameters
     ----------
@@ -289,8 +291,8 @@ class SDML_Supervised(TransformerMixin, _BaseSDML):
         As in :class:`SDML`; ``random_state`` also seeds the pair sampling.
         With an array ``preprocessor``, ``X`` may be 1-D indices into it.
     n_constraints : int or None, default=None
-        Number of pairs of each kind; None grows with the data
-        %(default_n_constraints)s
+        Number of pairs of each kind to draw; None grows with the data
+        %(default_pairs_all)s
 
     Attributes
     ----------
@@ -334,9 +336,10 @@ class SDML_Supervised(TransformerMixin, _BaseSDML):
         self._check_preprocessor()
         X, y, labels = validate_labelled_points(
             self, self._points(X), y, minus_one_note=True)
-        n_constraints = default_n_constraints(self.n_constraints, y, X.shape[1])
         rng = check_random_state(self.random_state)
-        pairs, labels = pairs_from_labels(y, n_constraints, random_state=rng)
+        pairs, labels = default_labelled_pairs(
+            y, X.shape[1], self.n_constraints, all_pairs_work=SMALL_ALL_PAIRS_WORK,
+            random_state=rng)
         self._solve(X[pairs[:, 0]] - X[pairs[:, 1]], labels, X, rng, report)
         self.pairs_ = pairs
         self.pair_labels_ = labels

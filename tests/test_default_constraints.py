@@ -4,8 +4,9 @@ metric-learn draws ``20 * n_classes ** 2`` pairs of each kind whatever the
 data; MMC_Supervised, SDML_Supervised and LSML_Supervised here draw as many
 as one pass over them costs ``PAIR_WORK`` (pairs x n_features ** 2), at
 most ``MAX_DEFAULT_PAIRS``, at least metric-learn's number, and never more
-than exist of either kind; ITML_Supervised takes every pair within
-``ALL_PAIRS_WORK``.  The counts are checked against a plain
+than exist of either kind.  On small data (every pair within
+``ALL_PAIRS_MAX`` and a work budget) MMC_Supervised, SDML_Supervised and
+ITML_Supervised take every pair instead.  The counts are checked against a plain
 enumeration of the pairs.
 """
 
@@ -106,3 +107,27 @@ def test_all_pairs_budget_counts_pairs_and_work():
     assert not all_pairs_affordable(y, 120)  # 1.15e9 work
     assert not all_pairs_affordable(y, 8, max_pairs=50_000)
     assert not all_pairs_affordable(np.arange(500) % 2, 2)  # 124750 pairs
+
+
+@pytest.mark.parametrize("cls", [MMC_Supervised, SDML_Supervised])
+def test_small_data_takes_every_pair_and_large_data_draws(cls):
+    from metric_estimators.constraints import SMALL_ALL_PAIRS_WORK
+
+    rng = np.random.RandomState(0)
+    y = np.arange(60) % 3
+    X = rng.randn(60, 4) + y[:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        small = cls(random_state=0).fit(X, y)
+    assert len(small.pairs_) == 60 * 59 // 2
+    assert len({tuple(p) for p in small.pairs_}) == len(small.pairs_)
+    # above the work budget: the drawn default count of each kind
+    d = int(np.sqrt(SMALL_ALL_PAIRS_WORK / (60 * 59 // 2))) + 1
+    Xw = rng.randn(60, d)
+    assert not all_pairs_affordable(y, d, work=SMALL_ALL_PAIRS_WORK)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wide = cls(random_state=0, max_iter=3).fit(Xw, y)
+    n = default_n_constraints(None, y, d)
+    assert (wide.pair_labels_ == 1).sum() == n == (wide.pair_labels_ == -1).sum()
+

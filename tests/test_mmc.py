@@ -157,8 +157,11 @@ def test_supervised_is_mmc_on_drawn_pairs(iris):
     pairs = X[sup.pairs_]
     weak = MMC(tol=1e-8).fit(pairs, sup.pair_labels_)
     np.testing.assert_allclose(sup.components_, weak.components_, atol=1e-10)
-    # the default on small data: every same-class pair (the rarer kind), as many others
-    assert sup.n_constraints is None and len(sup.pairs_) == 2 * 3 * (50 * 49 // 2)
+    # the default on small data: every pair of points, each once
+    assert sup.n_constraints is None and len(sup.pairs_) == 150 * 149 // 2
+    assert (sup.pair_labels_ == 1).sum() == 3 * (50 * 49 // 2)
+    again = MMC_Supervised(random_state=5, tol=1e-8).fit(X, y)
+    np.testing.assert_array_equal(again.pairs_, sup.pairs_)
     diag = MMC_Supervised(diagonal=True, random_state=0).fit(X, y)
     A = diag.get_mahalanobis_matrix()
     np.testing.assert_allclose(A, np.diag(np.diag(A)))
