@@ -147,9 +147,9 @@ SMALL_ALL_PAIRS_WORK = 100_000_000
 def all_pairs_affordable(y, n_features, *, work=ALL_PAIRS_WORK,
                          max_pairs=ALL_PAIRS_MAX):
     """Whether every pair of points fits both budgets: at most ``max_pairs``
-    pairs, and ``pairs x n_features ** 2 <= work``.  (ITML_Supervised's
-    default; the pairs' difference vectors then take at most 800 kB per
-    feature.)"""
+    pairs, and ``pairs x n_features ** 2 <= work``.  (The default of
+    :func:`default_labelled_pairs`; the pairs' difference vectors then take
+    at most 800 kB per feature.)"""
     n = np.asarray(y).shape[0]
     d = max(1, int(n_features))
     n_pairs = n * (n - 1) // 2

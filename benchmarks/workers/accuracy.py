@@ -87,11 +87,11 @@ VARIANTS = {
 #: parameter rules of :data:`VARIANTS`: name -> function of the training labels
 RULES = {"20*n_classes**2": lambda y: 20 * len(set(y.tolist())) ** 2}
 
-#: the learners that draw random constraints: fitted once per seed
+#: the learners that draw random constraints: fitted once per seed (and
+#: the variants of them)
 RANDOMISED = ("ITML_Supervised", "MMC_Supervised", "SDML_Supervised",
-              "LSML_Supervised", "SCML_Supervised", "RCA_Supervised",
-              "ITML_Supervised(n_constraints=20*n_classes**2)",
-              "RCA_Supervised(chunk_size=2)")
+              "LSML_Supervised", "SCML_Supervised", "RCA_Supervised")
+RANDOMISED += tuple(name for name, (base, _) in VARIANTS.items() if base in RANDOMISED)
 
 
 class Identity:

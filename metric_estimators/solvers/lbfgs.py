@@ -49,7 +49,7 @@ def lbfgs(fun, x0, *, max_iter, gtol, ftol=None, callback=None,
     window_tol : float or None, default=None
         Also stop once the objective decreased by less than ``window_tol``
         per iteration, relative, over the last ``window`` iterations
-        (:func:`relative_change`): a test on the progress of the run rather
+        (:func:`settled`): a test on the progress of the run rather
         than on one step, which a single short step does not trigger.  The
         run then counts as converged (``status == 0``, ``success`` True).
         None: scipy's tests only.
@@ -73,8 +73,7 @@ def lbfgs(fun, x0, *, max_iter, gtol, ftol=None, callback=None,
             raise StopIteration
         if window_tol is not None:
             history.append(f)
-            if (len(history) > window
-                    and relative_change(history, window) < window_tol):
+            if settled(history, window_tol, window):
                 windowed["stopped"] = True
                 raise StopIteration
 
@@ -93,6 +92,12 @@ def relative_change(history, window):
     """Mean relative decrease per iteration over the last ``window`` values of ``history``."""
     old, new = history[-1 - window], history[-1]
     return (old - new) / (window * max(abs(new), 1e-300))
+
+
+def settled(history, tol, window):
+    """Whether ``history`` spans more than ``window`` iterations and fell by
+    less than ``tol`` per iteration, relative, over the last ``window``."""
+    return len(history) > window and relative_change(history, window) < tol
 
 
 def lbfgs_with_restarts(fun, x0, *, max_iter, gtol, callback=None,
@@ -149,8 +154,7 @@ def lbfgs_with_restarts(fun, x0, *, max_iter, gtol, callback=None,
             state["version"], state["history"] = now, []
         history = state["history"]
         history.append(f)
-        if (ftol is not None and len(history) > window
-                and relative_change(history, window) < ftol):
+        if ftol is not None and settled(history, ftol, window):
             state["why"] = "ftol"
             return True
         return False
