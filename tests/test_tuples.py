@@ -438,30 +438,95 @@ def test_adagrad_rda_l1_gives_exact_zeros_and_nonnegativity():
     assert not np.any(big.w)
 
 
-def test_scml_still_decreasing_is_measured_against_the_whole_decrease(monkeypatch):
-    """The warning compares the last window's decrease with the decrease
-    since F(0) = 1: a 1.5 % relative change of a small objective (0.02 to
-    0.0197) is 0.03 % of the decrease and no warning; a late drop that is
-    a large part of the decrease warns."""
-    import metric_estimators.scml as scml_module
-    from metric_estimators.solvers.stochastic import adagrad_rda
+def _scripted_rda(curve, **kwargs):
+    """adagrad_rda whose full objective at the k-th checkpoint is ``curve[k]``."""
+    values = iter(curve)
 
-    def run(curve):
-        def fake(*args, **kwargs):
-            result = adagrad_rda(*args, **{**kwargs, "max_iter": 4,
-                                           "check_every": 2})
-            result.objective_curve = list(curve)
-            result.checkpoints = [2, 4]
-            return result
-        monkeypatch.setattr(scml_module, "adagrad_rda", fake)
-        T = np.random.RandomState(0).randn(30, 3, 2)
-        return SCML(max_iter=4, output_iter=2, random_state=0).fit(T)
+    def objective(w):
+        return next(values), 0
 
+    def grad(batch, w, out):
+        out[:] = 0.0
+        return 0
+
+    return adagrad_rda(grad, objective, 10, 2, step=0.1, l1=0.0,
+                       batch_size=1, check_every=2, rng=np.random.RandomState(0),
+                       kernels=_backend.NUMPY, **kwargs)
+
+
+def test_adagrad_rda_stops_when_a_window_makes_little_of_the_whole_decrease():
+    """The test compares the last window's decrease with the decrease since
+    the start (F(0) = 1), and is applied from ``min_iter`` on: a 1.5 %
+    relative change of a small objective (0.02 to 0.0197) is 0.03 % of the
+    decrease and stops the run; a late drop that is a third of it does not."""
+    stop = dict(tol=0.01, start_objective=1.0, max_iter=20)
+    res = _scripted_rda([0.7, 0.55, 0.5, 0.499, 0.3], min_iter=4, **stop)
+    # checkpoint 4: 0.15 of 0.45; 6: 0.05 of 0.5; 8: 0.001 of 0.501 -> stop
+    assert (res.n_iter, res.converged, res.checkpoints) == (8, True, [2, 4, 6, 8])
+    res = _scripted_rda([0.02, 0.0197, 0.0], min_iter=4, **stop)
+    assert (res.n_iter, res.converged) == (4, True)
+    # no progress by checkpoint 2 passes the test, but min_iter=4 runs on;
+    # 4 is a large drop, 6 a small one
+    res = _scripted_rda([1.0, 0.5, 0.4999, 0.2], min_iter=4, **stop)
+    assert (res.n_iter, res.converged) == (6, True)
+    # still dropping when max_iter ends the run
+    res = _scripted_rda([0.9, 0.7, 0.5], min_iter=0, **{**stop, "max_iter": 6})
+    assert (res.n_iter, res.converged) == (6, False)
+    # no test: the whole run, reported converged
+    res = _scripted_rda([0.9, 0.7, 0.5], max_iter=6)
+    assert (res.n_iter, res.converged) == (6, True)
+    with pytest.raises(ValueError, match="start_objective"):
+        _scripted_rda([0.5], max_iter=2, tol=0.01)
+
+
+def _slow_scml_data():
+    """A small min-max-scaled set on which SCML is still descending at
+    metric-learn's 10,000 iterations."""
+    from sklearn.datasets import make_classification
+    from sklearn.preprocessing import minmax_scale
+
+    X, y = make_classification(200, 5, n_informative=2, n_redundant=0,
+                               flip_y=0.1, class_sep=0.5, random_state=0)
+    return minmax_scale(X), y
+
+
+def test_scml_default_runs_on_while_the_objective_still_falls():
+    """Where metric-learn's fixed 10,000 iterations end with a warning, the
+    default goes on to a checkpoint that meets ``tol`` and does not warn;
+    the run is the prefix of a longer run (the batches are drawn before it
+    starts), so it equals a run of exactly that length."""
+    X, y = _slow_scml_data()
+    with pytest.warns(ConvergenceWarning, match=r"more than tol=0.01"):
+        SCML_Supervised(random_state=0, max_iter=10000).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        run([0.02, 0.0197])
-    with pytest.warns(ConvergenceWarning, match=r"made 33.3 % of the objective's decrease"):
-        run([0.7, 0.55])
+        est = SCML_Supervised(random_state=0).fit(X, y)
+    assert 10000 < est.n_iter_ < 40000
+    curve = np.r_[1.0, est.loss_curve_]
+    drops = curve[:-1] - curve[1:]
+    whole = 1.0 - curve[1:]
+    checkpoints = np.arange(500, est.n_iter_ + 1, 500)
+    settled = drops <= 0.01 * whole
+    # it stopped at the first checkpoint from 10,000 on that meets the test
+    assert settled[-1] and not np.any(settled[(checkpoints >= 10000)][:-1])
+    same = SCML_Supervised(random_state=0, max_iter=est.n_iter_, tol=None).fit(X, y)
+    np.testing.assert_array_equal(same.components_, est.components_)
+
+
+def test_scml_default_is_metric_learns_run_where_that_settles():
+    """On data where 10,000 iterations meet the test, the default fit is
+    the fixed-length run bit for bit; min_iter above max_iter means max_iter."""
+    from sklearn.datasets import load_wine
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    est = SCML_Supervised(random_state=0).fit(X, y)
+    fixed = SCML_Supervised(random_state=0, max_iter=10000).fit(X, y)
+    assert est.n_iter_ == fixed.n_iter_ == 10000
+    np.testing.assert_array_equal(est.components_, fixed.components_)
+    short = _fit_quiet(SCML_Supervised(random_state=0, max_iter=1000), X, y)
+    assert short.n_iter_ == 1000
 
 
 def test_scml_warns_while_still_decreasing_and_on_zero_metric():

@@ -34,10 +34,14 @@ class StochasticResult:
     n_active_curve : list of int
         Active terms (non-zero hinge) at each checkpoint, as counted by
         ``objective``.
+    converged : bool
+        Whether the last checkpoint passed the stopping test (``tol``); True
+        when no test was asked for.
     """
 
     w: np.ndarray
     n_iter: int
+    converged: bool = True
     objective_curve: list = field(default_factory=list)
     checkpoints: list = field(default_factory=list)
     best_iter: int = 0
@@ -46,7 +50,8 @@ class StochasticResult:
 
 def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
                 nonnegative=True, max_iter, batch_size, check_every, rng,
-                kernels, report=None):
+                kernels, min_iter=0, tol=None, start_objective=None,
+                report=None):
     """AdaGrad with regularised dual averaging (Duchi, Hazan & Singer, JMLR 2011).
 
     Each iteration draws ``batch_size`` terms uniformly with replacement,
@@ -58,6 +63,15 @@ def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
     ``objective(w) -> (f(w), n_active)`` is evaluated; the iterate of
     lowest ``F`` is returned (a stochastic iterate is noisy; keeping the
     best checkpoint is the usual remedy and what SCML's authors do).
+
+    With ``tol`` given, the run stops at the first checkpoint at or after
+    ``min_iter`` where ``F`` fell since the previous checkpoint by at most
+    ``tol`` times its whole decrease since ``start_objective`` (``F`` at the
+    start, ``w = 0``).  The test is relative to the whole decrease, not to
+    ``F``: on separable terms ``F`` tends to 0, where a small relative change
+    of ``F`` is a negligible absolute one.  The batches of a run are drawn
+    before it starts (``max_iter`` rows), so a run that stops at iteration
+    ``t`` made the same iterations as a run with ``max_iter = t``.
 
     Parameters
     ----------
@@ -71,6 +85,12 @@ def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
     nonnegative : bool, default=True
         Constrain ``w >= 0``.
     max_iter, batch_size, check_every : int
+    min_iter : int, default=0
+        Iterations always run before the stopping test is applied.
+    tol : float or None, default=None
+        Stopping test (above); None runs ``max_iter`` iterations.
+    start_objective : float or None
+        ``F(0)``, the reference of the test; required with ``tol``.
     rng : numpy.random.RandomState
         Draws the batches (all at once, so a run is reproducible).
     kernels : Kernels
@@ -91,6 +111,8 @@ def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
     grad_sum = np.zeros(n_params)
     grad_sq = np.zeros(n_params)
     batches = rng.randint(0, n_samples, size=(max_iter, batch_size)).astype(np.intp)
+    if tol is not None and start_objective is None:
+        raise ValueError("tol needs start_objective, the objective at w = 0")
     result = StochasticResult(w=w.copy(), n_iter=0)
     best = np.inf
 
@@ -108,11 +130,19 @@ def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
             result.w = w.copy()
             result.best_iter = it
 
+    def settled():
+        curve = [start_objective] + result.objective_curve
+        return curve[-2] - curve[-1] <= tol * max(start_objective - curve[-1], 1e-300)
+
+    it = 0
     for it in range(1, max_iter + 1):
         batch_gradient(batches[it - 1], w, grad)
         adagrad_rda_update(grad, grad_sum, grad_sq, w, float(it), step, l1,
                            nonnegative)
         if it % check_every == 0 or it == max_iter:
             checkpoint(it)
-    result.n_iter = max_iter
+            if tol is not None and it >= min_iter and settled():
+                break
+    result.n_iter = it
+    result.converged = tol is None or settled()
     return result
