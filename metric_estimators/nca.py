@@ -38,8 +38,9 @@ class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
     :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis` (the same
     ``init`` rule; with ``tol`` given, ``ftol = gtol = tol``); the
     objective and gradient are
-    evaluated by a faster kernel (the same values up to round-off, so
-    ``components_`` equals scikit-learn's to round-off;
+    evaluated by a faster kernel (the same values up to round-off, so at
+    ``reg=0``, the default, ``components_`` equals scikit-learn's to
+    round-off;
     :func:`metric_estimators._problems.nca.nca_loss_grad`), or by its numpy
     twin on a small first fit (:mod:`metric_estimators._backend`, family
     ``"nca"``).  This class
@@ -71,6 +72,23 @@ class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
         gradient of 1e-5 (scikit-learn's NCA stops at a relative decrease
         of 1e-5, which leaves a few hundredths of 3-NN accuracy on some
         small sets while the objective still rises).
+    reg : float >= 0 or 'auto', default=0.0
+        Weight of a ridge penalty on the map (regularised NCA, Yang, Wang &
+        Zuo 2012): the fit maximises ``f(L) / n - reg * ||L S||_F^2``, with
+        ``S`` the diagonal of the training features' standard deviations,
+        so the penalty does not depend on the units of ``X``.  'auto' is
+        ``1 / n_samples``, the default of MATLAB's ``fscnca``.  0 is
+        Goldberger et al.'s NCA, scikit-learn's and metric-learn's.  On
+        small data that the map can separate, unregularised NCA grows ``L``
+        until every soft neighbourhood is one point, which can generalise
+        worse than a milder map; the penalty stops that growth.  It helps
+        most on small sets with few features and costs accuracy on sets
+        with many noisy features and few points per class: see
+        :doc:`/user_guide/nca` and the accuracy panel
+        (``benchmarks/results/accuracy_panel.md``).  With ``reg > 0`` the
+        objective no longer saturates, so L-BFGS-B runs longer at scipy's
+        default tolerances; ``tol=1e-5`` keeps the fit about as fast as
+        without the penalty.
     verbose : bool or int, default=False
         Print a table (iteration, objective, time) while fitting.
     preprocessor : array-like, callable or None, default=None
@@ -86,7 +104,8 @@ class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
         L-BFGS-B iterations run.
     loss_curve_ : ndarray of shape (n_iter,)
         NCA's objective ``f`` (maximised: expected number of correctly
-        classified points) after each iteration.
+        classified points) after each iteration; with ``reg > 0``, ``f``
+        minus the penalty ``n * reg * ||L S||_F^2``.
     n_features_in_ : int
 
     Notes
@@ -115,17 +134,19 @@ class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
+        "reg": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "verbose": ["verbose"],
         "preprocessor": ["array-like", callable, None],
         "random_state": ["random_state"],
     }
 
     def __init__(self, init="auto", n_components=None, max_iter=500, tol=None,
-                 verbose=False, preprocessor=None, random_state=None):
+                 reg=0.0, verbose=False, preprocessor=None, random_state=None):
         self.init = init
         self.n_components = n_components
         self.max_iter = max_iter
         self.tol = tol
+        self.reg = reg
         self.verbose = verbose
         self.preprocessor = preprocessor
         self.random_state = random_state
@@ -166,7 +187,8 @@ class NCA(MahalanobisMixin, TransformerMixin, BaseEstimator):
         L0 = initial_components(
             check_init(init, X.shape[1], self.n_components), X, y_idx,
             self.n_components, check_random_state(self.random_state))
-        problem = NCAProblem(X, y_idx, _backend.choose("nca", X.shape[0]))
+        reg = 1.0 / X.shape[0] if self.reg == "auto" else float(self.reg)
+        problem = NCAProblem(X, y_idx, _backend.choose("nca", X.shape[0]), reg=reg)
         result = solve_nca(problem, L0, max_iter=self.max_iter, tol=self.tol,
                            report=report)
         self.components_ = result.components

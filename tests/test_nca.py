@@ -170,3 +170,68 @@ def test_default_max_iter_changes_only_fits_that_run_past_metric_learns(iris):
     with pytest.warns(ConvergenceWarning):
         short = NCA(max_iter=ours.n_iter_ - 1, random_state=0).fit(X, y)
     assert short.n_iter_ == ours.n_iter_ - 1
+
+
+# -- regularised NCA (reg) ----------------------------------------------------
+
+
+def _penalised_reference(L, X, y, reg):
+    """-f(L) + n reg ||L S||_F^2, S = diag(population std of each feature),
+    from the plain loop of reference_objective."""
+    S = np.diag(X.std(axis=0))
+    return -reference_objective(L, X, y) + len(X) * reg * np.sum((L @ S) ** 2)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 4)])
+def test_penalised_loss_and_gradient_match_a_plain_reference(iris, shape):
+    from metric_estimators._problems.nca import NCAProblem
+
+    X, y = iris
+    X, y = X[::5], y[::5]
+    X = X * np.array([1.0, 10.0, 0.1, 3.0])  # features of unequal scale
+    reg = 0.05
+    L = np.random.RandomState(1).randn(*shape) * 0.3
+    for kernels in (_backend.NUMPY, _backend.NUMBA):
+        problem = NCAProblem(X, y, kernels, reg=reg)
+        value, grad = problem(L.ravel())
+        np.testing.assert_allclose(value, _penalised_reference(L, X, y, reg), rtol=1e-10)
+        assert problem.penalty(L) > 0
+        err = check_grad(lambda v: problem(v)[0], lambda v: problem(v)[1], L.ravel())
+        assert err < 1e-5 * max(1.0, np.linalg.norm(grad))
+
+
+def test_penalty_does_not_depend_on_the_units_of_x(iris):
+    """Rescaling feature k by c_k and column k of L by 1 / c_k leaves the
+    embedding, f and the penalty unchanged: the penalised objective is the
+    same function of the embedding whatever the units."""
+    from metric_estimators._problems.nca import NCAProblem
+
+    X, y = iris
+    c = np.array([1e3, 1.0, 1e-2, 7.0])
+    L = np.random.RandomState(0).randn(3, 4) * 0.5
+    a = NCAProblem(X, y, _backend.NUMPY, reg=0.01)(L.ravel())[0]
+    b = NCAProblem(X * c, y, _backend.NUMPY, reg=0.01)((L / c).ravel())[0]
+    np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+def test_reg_shrinks_the_map_and_auto_is_one_over_n(iris):
+    X, y = iris
+    S = X.std(axis=0)
+    sizes = []
+    for reg in (0.0, 1.0 / len(X), 10.0 / len(X)):
+        est = NCA(reg=reg).fit(X, y)
+        sizes.append(np.linalg.norm(est.components_ * S))
+    assert sizes[0] > sizes[1] > sizes[2] > 0
+    auto = NCA(reg="auto").fit(X, y)
+    np.testing.assert_array_equal(
+        auto.components_, NCA(reg=1.0 / len(X)).fit(X, y).components_)
+    # the curve is f minus the penalty, which ends below the unpenalised f
+    plain = NCA().fit(X, y)
+    assert auto.loss_curve_[-1] < plain.loss_curve_[-1]
+
+
+@pytest.mark.parametrize("reg", [-1.0, "1/n", np.nan])
+def test_bad_reg(iris, reg):
+    X, y = iris
+    with pytest.raises((ValueError, TypeError), match="'reg' parameter"):
+        NCA(reg=reg).fit(X, y)

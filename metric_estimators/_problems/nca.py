@@ -9,8 +9,22 @@ stochastic nearest-neighbour rule in the space of ``L``::
     f(L) = sum_i sum_{j in class(i), j != i} p_ij,
     p_ij = exp(-||L x_i - L x_j||^2) / sum_{k != i} exp(-||L x_i - L x_k||^2)
 
+With ``reg > 0`` the problem is the regularised NCA of Yang, Wang & Zuo
+(2012) (MATLAB's ``fscnca`` solves its diagonal form, with ``reg = 1 / n``
+by default), on the full map and measured on standardised features::
+
+    maximise  f(L) / n - reg * ||L S||_F^2,   S = diag(std of each feature)
+
+(:class:`NCAProblem` minimises ``-f + n * reg * ||L S||_F^2``), so that
+the penalty does not depend on the units of ``X``: rescaling a feature
+rescales the fitted column of ``L`` inversely and leaves the embedding
+unchanged.  Unregularised NCA drives ``f`` towards ``n`` on data it can
+separate, growing ``L`` until each soft neighbourhood is a single point;
+the penalty stops that growth where the gain in ``f`` no longer pays for
+it.
+
 :class:`NCAProblem` holds the data and the fit's kernels and evaluates
-``-f`` and its gradient (:func:`nca_loss_grad`, ``O(n^2 (d + r))`` time, one
+``-f`` (plus the penalty) and its gradient (:func:`nca_loss_grad`, ``O(n^2 (d + r))`` time, one
 ``n x n`` array) for L-BFGS-B, counting the evaluations;
 :func:`initial_components` is the start, chosen by scikit-learn's
 :class:`~sklearn.neighbors.NeighborhoodComponentsAnalysis` rule, so that a
@@ -71,6 +85,9 @@ class NCAProblem:
         Class indices.
     kernels : Kernels
         The fit's kernels (:func:`metric_estimators._backend.choose`).
+    reg : float, default=0.0
+        Weight of the penalty ``||L S||_F^2`` against the mean ``f / n``
+        (module docstring); 0 is Goldberger et al.'s NCA.
 
     Attributes
     ----------
@@ -78,18 +95,32 @@ class NCAProblem:
         Evaluations so far.
     """
 
-    def __init__(self, X, y_idx, kernels):
+    def __init__(self, X, y_idx, kernels, reg=0.0):
         self.X = X
         self.y_idx = np.ascontiguousarray(y_idx, dtype=np.int64)
         self.kernels = kernels
         self.n_evals = 0
+        self.reg = float(reg)
+        # n * reg * S^2, the penalty's weight on each column of L
+        self._column_weights = (X.shape[0] * self.reg * X.var(axis=0)
+                                if self.reg > 0 else None)
+
+    def penalty(self, L):
+        """``n * reg * ||L S||_F^2``, the term added to ``-f``."""
+        if self._column_weights is None:
+            return 0.0
+        return float(np.sum(L * L * self._column_weights))
 
     def __call__(self, flat_L):
-        """``(-f(L), -gradient)`` at ``L = flat_L.reshape(-1, n_features)``."""
+        """``(-f(L) + penalty, gradient)`` at ``L = flat_L.reshape(-1, n_features)``."""
         L = flat_L.reshape(-1, self.X.shape[1])
         value, grad = nca_loss_grad(L, self.X, self.y_idx, kernels=self.kernels)
         self.n_evals += 1
-        return -value, -grad.ravel()
+        if self._column_weights is None:
+            return -value, -grad.ravel()
+        weighted = L * self._column_weights
+        return (-value + float(np.sum(L * weighted)),
+                (2.0 * weighted - grad).ravel())
 
     def objective(self, L):
         """``f(L)`` (no gradient)."""
