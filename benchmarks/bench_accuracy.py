@@ -11,7 +11,9 @@ fold, the learner at its defaults, 3-NN accuracy on the test fold; the
 learners that draw random constraints are fitted with 5 seeds (ours) and
 their spread over the seeds is reported.  Columns: ours, metric-learn 0.7.0
 at its defaults (its own virtual environment, ``benchmarks/peers.py``),
-scikit-learn's NCA, and Euclidean (nothing learned).
+scikit-learn's NCA, pyDML's NCA (the solver of Suarez, Garcia & Herrera's
+published KEEL tables; its own environment too), and Euclidean (nothing
+learned).
 
 Data: the 13 KEEL sets of ``../shared/data/keel``, scikit-learn's iris, wine,
 breast cancer and digits, the pen-based digits and four
@@ -20,8 +22,8 @@ than points per class).  Every set above :data:`MAX_POINTS` points is a
 stratified subsample of that many (``<name>@<n>``), so that the panel stays a
 small-data panel and metric-learn's column can be computed at all.
 
-metric-learn's rows are a fixed function of the pinned release, the data and
-the protocol: they are reused from the result file when one with the same
+metric-learn's (and pyDML's) rows are a fixed function of the pinned release,
+the data and the protocol: they are reused from the result file when one with the same
 key is stored (``--refresh-peers`` runs them again).  Ours, scikit-learn's
 and Euclidean's run on every call.  The peers' jobs and the others
 run side by side (``--peer-streams`` and ``--local-streams`` of each), each
@@ -30,7 +32,8 @@ job in its own process (``benchmarks/runner.py``).
 ``--variants`` fits, for ours only, the alternatives to some of our defaults
 (:data:`benchmarks.workers.accuracy.VARIANTS`: metric-learn's pair count for
 ITML_Supervised, chunklets of 2 for RCA_Supervised, scipy's tolerances for
-MLKR, 200 iterations for NCA); a section of the report sets each beside
+MLKR, 200 iterations for NCA, NCA's penalty ``reg='auto'``); a section of
+the report sets each beside
 the default it stands in for.
 """
 
@@ -71,8 +74,10 @@ DATASETS = (
 #: no background compilation of numba kernels in the jobs: a panel of many
 #: short processes would start compilations in the middle of its measurements
 JOB_ENV = {"METRIC_ESTIMATORS_BACKGROUND_COMPILE": "0"}
-IMPLS = ("ours", "metric_learn", "sklearn", "euclidean")
-PEERS = ("metric_learn",)
+IMPLS = ("ours", "metric_learn", "pydml", "sklearn", "euclidean")
+#: each in its own virtual environment (``benchmarks/peers.py``); their rows
+#: are reused from the result file unless ``--refresh-peers``
+PEERS = ("metric_learn", "pydml")
 
 
 def learners_of(impl: str, learners) -> list[str]:
@@ -223,6 +228,15 @@ def summarise(rows, folds=10):
             sk = {d: cells.get(("NCA", d, "sklearn")) for d in datasets}
             entry["sklearn_all"] = _mean([_acc(sk[d]) for d in scored
                                           if _acc(sk[d]) is not None])
+            py = {d: cells.get(("NCA", d, "pydml")) for d in datasets}
+            both = [d for d in scored if _acc(py[d]) is not None]
+            entry["pydml_sets"] = both
+            entry["pydml_common"] = _mean([_acc(py[d]) for d in both])
+            entry["ours_pydml_common"] = _mean([_acc(ours[d]) for d in both])
+            entry["sklearn_pydml_common"] = _mean([_acc(sk[d]) for d in both
+                                                   if _acc(sk[d]) is not None])
+            entry["below_pydml"] = [d for d in both if _acc(ours[d])
+                                    < _acc(py[d]) - one_point(ours[d]) - 1e-12]
         out.append(entry)
     return out, datasets, cells
 
@@ -290,6 +304,12 @@ def render(rows, stem, folds=10):
     for s in summary:
         learner = s["learner"]
         lines += [f"### {learner}", ""]
+        if s.get("pydml_sets"):
+            lines += [f"On the {len(s['pydml_sets'])} sets pyDML's NCA scored: pyDML "
+                      f"{s['pydml_common']:.4f}, ours {s['ours_pydml_common']:.4f}, "
+                      f"scikit-learn {_f(s['sklearn_pydml_common'])}; ours more than one "
+                      "test point per fold below pyDML on: "
+                      f"{', '.join(s['below_pydml']) or 'none'}.", ""]
         drows = []
         for d in datasets:
             ours = cells.get((learner, d, "ours"))
@@ -298,7 +318,8 @@ def render(rows, stem, folds=10):
             ml = cells.get((learner, d, "metric_learn"))
             eu = cells.get(("Euclidean", d, "euclidean"))
             sk = cells.get(("NCA", d, "sklearn")) if learner == "NCA" else None
-            row = {"dataset": d, "ours": ours, "ml": ml, "eu": eu, "sk": sk}
+            py = cells.get(("NCA", d, "pydml")) if learner == "NCA" else None
+            row = {"dataset": d, "ours": ours, "ml": ml, "eu": eu, "sk": sk, "py": py}
             drows.append(row)
         cols = [
             runner.Column("dataset", "dataset"),
@@ -315,6 +336,8 @@ def render(rows, stem, folds=10):
         ]
         if learner == "NCA":
             cols.append(runner.Column("sklearn NCA", lambda r: _acc_or_error(r["sk"])))
+            cols.append(runner.Column("pyDML NCA", lambda r: _acc_or_error(r["py"])))
+            cols.append(runner.Column("fit s pyDML", lambda r: _per_fit(r["py"])))
         cols += [
             runner.Column("Euclidean", lambda r: _acc_or_error(r["eu"])),
             runner.Column("CW ours / ML", lambda r: (

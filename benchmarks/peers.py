@@ -43,6 +43,22 @@ _GPYOPT_STUB = {
     ),
 }
 
+# pyDML 0.1.0 (Suarez, Garcia & Herrera) still uses numpy's aliases np.float,
+# np.int, ... removed in numpy 1.24, and no numpy that has them installs on
+# Python 3.11 with a current scikit-learn.  A .pth line restores the aliases
+# in its venv only, before pyDML's compiled modules import numpy.
+_NUMPY_ALIASES = {
+    "pydml_numpy_aliases.pth": "import pydml_numpy_aliases\n",
+    "pydml_numpy_aliases.py": (
+        '"""Restore numpy aliases removed in numpy 1.24 (benchmarks only)."""\n\n'
+        "import numpy\n\n"
+        "for _name, _type in ((\"float\", float), (\"int\", int), (\"bool\", bool),\n"
+        "                     (\"object\", object), (\"complex\", complex)):\n"
+        "    if _name not in numpy.__dict__:\n"
+        "        setattr(numpy, _name, _type)\n"
+    ),
+}
+
 
 @dataclass(frozen=True)
 class Peer:
@@ -52,6 +68,9 @@ class Peer:
     python: str
     requirements: tuple[str, ...]
     stub_files: dict[str, str] = field(default_factory=dict)
+    #: installed first; the requirements are then built without build
+    #: isolation, against these (for sdists that import them in setup.py)
+    build_requirements: tuple[str, ...] = ()
 
     @property
     def venv(self) -> Path:
@@ -65,11 +84,14 @@ class Peer:
 
     def spec(self) -> dict:
         """What the marker records; a change triggers a re-install."""
-        return {
+        spec = {
             "python": self.python,
             "requirements": list(self.requirements),
             "stubs": sorted(self.stub_files),
         }
+        if self.build_requirements:
+            spec["build_requirements"] = list(self.build_requirements)
+        return spec
 
 
 PEERS: dict[str, Peer] = {
@@ -111,6 +133,20 @@ PEERS: dict[str, Peer] = {
                 "scipy==1.16.3",
                 "pandas==2.3.3",
             ),
+        ),
+        Peer(
+            name="pydml",
+            python="3.11",
+            # an sdist whose setup.py imports Cython and numpy
+            requirements=(
+                "pyDML==0.1.0",
+                "scikit-learn==1.9.1",
+                "numpy==2.4.6",
+                "scipy==1.17.1",
+                "six==1.17.0",
+            ),
+            stub_files=_NUMPY_ALIASES,
+            build_requirements=("Cython==3.3.2", "numpy==2.4.6", "setuptools", "wheel"),
         ),
     )
 }
@@ -179,7 +215,11 @@ def ensure(name: str, log=print) -> Path:
         _run([base_interpreter(peer.python), "-m", "venv", str(peer.venv)], "venv creation")
     pip = [str(peer.interpreter), "-m", "pip", "--disable-pip-version-check", "-q"]
     _run(pip + ["install", "--upgrade", "pip"], f"pip upgrade for {name}")
-    _run(pip + ["install", *peer.requirements], f"pip install for {name}")
+    isolation = []
+    if peer.build_requirements:
+        _run(pip + ["install", *peer.build_requirements], f"build requirements for {name}")
+        isolation = ["--no-build-isolation"]
+    _run(pip + ["install", *isolation, *peer.requirements], f"pip install for {name}")
     _write_stubs(peer)
     _run([str(peer.interpreter), "-m", "pip", "check"], f"pip check for {name}")
     (peer.venv / MARKER).write_text(json.dumps(peer.spec(), indent=2))

@@ -58,7 +58,7 @@ THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMBA_NUM_THREADS")
 OOM_MARKERS = ("MemoryError", "bad_alloc", "Unable to allocate", "Cannot allocate memory",
                "out of memory", "failed to map segment")  # the last: RLIMIT_AS hit by dlopen
-PEER_IMPLS = ("metric_learn", "pylmnn", "mlpack")  # each runs in its own venv (peers.py)
+PEER_IMPLS = ("metric_learn", "pylmnn", "mlpack", "pydml")  # each runs in its own venv (peers.py)
 KEY_FIELDS = ("dataset", "impl", "params")
 
 
