@@ -60,3 +60,40 @@ def test_summary_flags_a_set_more_than_one_point_per_fold_below():
         summary, _, _ = bench_accuracy.summarise(rows)
         (lfda,) = [s for s in summary if s["learner"] == "LFDA"]
         assert (lfda["below"] == ["s"]) is flagged
+
+
+def test_pydml_cells_are_summed_on_the_sets_it_scored():
+    def row(impl, learner, acc, dataset, n=100):
+        return {"dataset": dataset, "impl": impl, "n_samples": n, "accuracy": acc,
+                "n_features": 4, "n_classes": 2,
+                "spread": 0.0, "convergence_warnings": 0, "fit_time": 1.0, "fits": 10,
+                "params": {"learner": learner, "folds": 10, "cv_seed": 0, "seeds": [0]}}
+
+    rows = [row("ours", "NCA", 0.80, "a"), row("ours", "NCA", 0.90, "b"),
+            row("sklearn", "NCA", 0.85, "a"), row("pydml", "NCA", 0.95, "a"),
+            row("euclidean", "Euclidean", 0.7, "a")]
+    summary, _, _ = bench_accuracy.summarise(rows)
+    (nca,) = [s for s in summary if s["learner"] == "NCA"]
+    # only set a has a pyDML cell; 0.80 is more than 0.1 below 0.95
+    assert nca["pydml_sets"] == ["a"]
+    assert (nca["pydml_common"], nca["ours_pydml_common"]) == (0.95, 0.80)
+    assert nca["below_pydml"] == ["a"]
+    assert "pyDML NCA" in bench_accuracy.render(rows, "x")
+
+
+def test_variant_parameters_keep_literal_strings():
+    """A string that names no rule (``reg='auto'``) is passed as it is."""
+    y = np.array([0, 0, 1, 1, 2, 2])
+    est = accuracy.build("NCA(reg='auto')", "ours", 0, y)
+    assert est.get_params()["reg"] == "auto"
+    est = accuracy.build("ITML_Supervised(n_constraints=20*n_classes**2)", "ours", 0, y)
+    assert est.get_params()["n_constraints"] == 180
+
+
+def test_nca_diagnostics_objective_is_ncas():
+    from benchmarks.workers.nca_diagnostics import nca_mean_objective
+    from metric_estimators._problems.nca import nca_objective
+
+    X, y = load_iris(return_X_y=True)
+    L = np.random.RandomState(0).randn(2, 4)
+    assert np.isclose(nca_mean_objective(L, X, y), nca_objective(L, X, y) / len(y))
