@@ -383,7 +383,8 @@ class SCML_Supervised(TransformerMixin, _BaseSCML):
         Same-class neighbours per point.
     k_impostor : int, default=10
         Other-class neighbours per point.
-    beta, n_basis, gamma, max_iter, min_iter, tol, output_iter, batch_size, \
+    beta, n_basis, gamma, max_iter, min_iter, tol, output_iter, batch_size
+        As in :class:`SCML`.
     verbose, random_state
         As in :class:`SCML`.
     basis : {'lda', 'triplet_diffs'} or array-like of shape (n_basis, n_features), \
