@@ -48,16 +48,12 @@ def render(rows: list, stem: str = STEM) -> str:
             if not sel:
                 continue
             its = [r["n_iter"] for r in sel if r.get("n_iter") is not None]
+            accuracy = sum(r["correct"] for r in sel) / sum(r["n_test"] for r in sel)
             lines.append(
                 f"| {name} | {variant} | {len(sel)} | "
                 f"{np.mean([r['f_over_n'] for r in sel]):.4f} | "
-                f"{np.mean([r['scale'] for r in sel]):.1f} | "
-                f"{sum(r['correct'] for r in sel) / sum(r['n_test'] for r in sel):.4f} | "
-                f"{np.mean(its):.0f} |" if its else
-                f"| {name} | {variant} | {len(sel)} | "
-                f"{np.mean([r['f_over_n'] for r in sel]):.4f} | "
-                f"{np.mean([r['scale'] for r in sel]):.1f} | "
-                f"{sum(r['correct'] for r in sel) / sum(r['n_test'] for r in sel):.4f} | – |")
+                f"{np.mean([r['scale'] for r in sel]):.1f} | {accuracy:.4f} | "
+                f"{f'{np.mean(its):.0f}' if its else '–'} |")
     return "\n".join(lines) + "\n"
 
 

@@ -189,12 +189,12 @@ class _BaseSCML(MahalanobisMixin, BaseEstimator):
         self.loss_curve_ = np.asarray(result.objective_curve)
         self.n_active_curve_ = np.asarray(result.n_active_curve, dtype=np.int64)
         self.triplets_ = triplets
-        history = [START_OBJECTIVE] + list(result.objective_curve)
-        old, new = history[-2], history[-1]
         report.finish(f"{self.n_iter_} iterations, best at {self.best_iter_}, "
                       f"{np.count_nonzero(w)} non-zero weights, components_ "
                       f"{self.components_.shape[0]} x {self.components_.shape[1]}")
         if not result.converged:
+            history = [START_OBJECTIVE] + list(result.objective_curve)
+            old, new = history[-2], history[-1]
             total = history[0] - new  # the whole decrease so far
             last = result.checkpoints[-2] if len(result.checkpoints) > 1 else 0
             convergence_warning(

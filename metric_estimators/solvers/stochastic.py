@@ -131,8 +131,9 @@ def adagrad_rda(batch_gradient, objective, n_samples, n_params, *, step, l1,
             result.best_iter = it
 
     def settled():
-        curve = [start_objective] + result.objective_curve
-        return curve[-2] - curve[-1] <= tol * max(start_objective - curve[-1], 1e-300)
+        curve = result.objective_curve
+        previous = curve[-2] if len(curve) > 1 else start_objective
+        return previous - curve[-1] <= tol * max(start_objective - curve[-1], 1e-300)
 
     it = 0
     for it in range(1, max_iter + 1):
